@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { boolean, integer, loadConfig, url } from './load-config';
+
+/** One schema per concern; each service composes the ones it needs. Defaults are for local runs. */
+export const commonSchema = {
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};
+
+export const databaseSchema = {
+  DATABASE_URL: url(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/postgres'),
+  DATABASE_POOL_SIZE: integer(1, 200, 10),
+};
+
+export const amqpSchema = {
+  AMQP_URL: url(['amqp:', 'amqps:'], 'amqp://guest:guest@127.0.0.1:5672'),
+  /** Unacknowledged RPC commands one service replica holds at once. */
+  AMQP_PREFETCH: integer(1, 1000, 32),
+};
+
+export const redisSchema = {
+  REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  REDIS_KEY_PREFIX: z.string().default('cms:'),
+};
+
+export const gatewaySchema = {
+  ...commonSchema,
+  ...databaseSchema,
+  ...amqpSchema,
+  ...redisSchema,
+  PORT: integer(0, 65535, 3000),
+  HOST: z.string().default('0.0.0.0'),
+  /** How long the gateway waits for a service's reply before answering 504. */
+  RPC_TIMEOUT_MS: integer(100, 120_000, 5000),
+  /** How long a verified API key is trusted from memory; bounds how late a revocation applies. */
+  AUTH_CACHE_TTL_MS: integer(0, 60_000, 5000),
+  BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024, 1024 * 1024),
+  IDEMPOTENCY_TTL_HOURS: integer(1, 24 * 30, 24),
+};
+
+export const conversationsSchema = {
+  ...commonSchema,
+  ...databaseSchema,
+  ...amqpSchema,
+  /** Fallback poll interval of the outbox relay; commits also wake it through LISTEN/NOTIFY. */
+  OUTBOX_POLL_MS: integer(10, 60_000, 1000),
+  OUTBOX_BATCH_SIZE: integer(1, 10_000, 200),
+  RUN_MIGRATIONS: boolean(true),
+};
+
+export type GatewayConfig = ReturnType<typeof loadConfig<typeof gatewaySchema>>;
+export type ConversationsConfig = ReturnType<typeof loadConfig<typeof conversationsSchema>>;

@@ -1,0 +1,4 @@
+/** Names on the broker. A published name never changes: other teams bind to them. */
+export const CONVERSATIONS_RPC_QUEUE = 'conversations.rpc';
+export const CONVERSATIONS_RPC_DEAD_LETTER_QUEUE = 'conversations.rpc.dead-letter';
+export const CONVERSATIONS_EVENTS_EXCHANGE = 'conversations.events';

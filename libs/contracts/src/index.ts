@@ -1,0 +1,5 @@
+export * from './broker-topology';
+export * from './conversation-views';
+export * from './conversation-commands';
+export * from './rpc-envelope';
+export * from './domain-events';

@@ -1,0 +1,19 @@
+import type { DataSourceOptions } from 'typeorm';
+
+/** Options every service's DataSource shares; each service adds its schema, entities and migrations. */
+export function postgresOptions(url: string, poolSize: number, applicationName: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    extra: {
+      max: poolSize,
+      application_name: applicationName,
+      connectionTimeoutMillis: 5000,
+      // A runaway query must not hold a pooled connection (and the caller) for ever.
+      statement_timeout: 15_000,
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export * from './prepare-database';
+export * from './data-source-options';
+export * from './dependency-check';

@@ -1,0 +1,20 @@
+import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+
+/**
+ * Creates the service's schema and runs its pending migrations under a Postgres advisory lock,
+ * so replicas starting together migrate once and the others wait for the result.
+ */
+export async function prepareDatabase(dataSource: DataSource, schema: string, logger: Logger): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock(hashtext($1))', [`migrations:${schema}`]);
+    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrations:${schema}`]).catch(() => undefined);
+    await runner.release();
+  }
+}

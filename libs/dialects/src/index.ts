@@ -1,0 +1,2 @@
+export * from './dialect-tables';
+export * from './dialect-translation';

@@ -1,0 +1,41 @@
+import { ERROR_CATALOGUE, ErrorCode, FieldError } from './error-codes';
+
+/** Serialisable form of a {@link DomainError}: what crosses RabbitMQ inside an RPC reply. */
+export interface ErrorPayload {
+  code: ErrorCode;
+  detail: string;
+  errors?: FieldError[];
+}
+
+/**
+ * A failure the client caused or must know about. Services throw it; the gateway renders it.
+ * Anything that is not a DomainError is an internal error and is never shown to the client.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(detail);
+    this.name = 'DomainError';
+  }
+
+  get status(): number {
+    return ERROR_CATALOGUE[this.code].status;
+  }
+
+  toPayload(): ErrorPayload {
+    return this.errors ? { code: this.code, detail: this.detail, errors: this.errors } : { code: this.code, detail: this.detail };
+  }
+
+  static fromPayload(payload: ErrorPayload): DomainError {
+    const code = payload.code in ERROR_CATALOGUE ? payload.code : 'internal_error';
+    return new DomainError(code, payload.detail, payload.errors);
+  }
+
+  static validation(errors: FieldError[]): DomainError {
+    const detail = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+    return new DomainError('validation_failed', detail, errors);
+  }
+}

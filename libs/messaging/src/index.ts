@@ -1,0 +1,5 @@
+export * from './amqp-connection';
+export * from './rpc-queue';
+export * from './rpc-server';
+export * from './rpc-client';
+export * from './event-publisher';

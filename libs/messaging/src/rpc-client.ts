@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
+import type { Channel, ConsumeMessage } from 'amqplib';
+import type { RpcReply, RpcRequest } from '@app/contracts';
+import { DomainError } from '@app/errors';
+import { DIRECT_REPLY_QUEUE, RPC_QUEUE_OPTIONS } from './rpc-queue';
+
+export interface RpcClientOptions {
+  connection: AmqpConnectionManager;
+  queue: string;
+  timeoutMs: number;
+  /** How long a "the queue has consumers" answer is trusted before asking the broker again. */
+  consumerCheckIntervalMs?: number;
+}
+
+interface PendingCall {
+  resolve: (reply: RpcReply) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Request/reply over RabbitMQ with direct reply-to. Fails fast instead of hanging:
+ * no broker connection or no consumer on the queue is a 503, no reply within the timeout a 504.
+ */
+export class RpcClient {
+  private channel?: Channel;
+  private readonly wrapper: ChannelWrapper;
+  private readonly pending = new Map<string, PendingCall>();
+  private consumers = { count: 0, checkedAt: 0 };
+  private consumerCheck?: Promise<number>;
+
+  constructor(private readonly options: RpcClientOptions) {
+    this.wrapper = options.connection.createChannel({
+      name: `rpc-client:${options.queue}`,
+      confirm: false,
+      setup: async (channel: Channel) => {
+        const { consumerCount } = await channel.assertQueue(options.queue, RPC_QUEUE_OPTIONS);
+        await channel.consume(DIRECT_REPLY_QUEUE, (message) => message && this.settle(message), { noAck: true });
+        this.consumers = { count: consumerCount, checkedAt: Date.now() };
+        this.channel = channel;
+        channel.once('close', () => {
+          if (this.channel === channel) this.channel = undefined;
+        });
+      },
+    });
+  }
+
+  waitForConnect(): Promise<void> {
+    return this.wrapper.waitForConnect();
+  }
+
+  get connected(): boolean {
+    return this.channel !== undefined;
+  }
+
+  async send<T>(request: Omit<RpcRequest, 'commandId'> & { commandId?: string }): Promise<T> {
+    const channel = this.channel;
+    if (!channel) throw unavailable('The message broker is unreachable.');
+    if ((await this.consumerCount(channel)) === 0) throw unavailable('The conversations service is not running.');
+
+    const correlationId = randomUUID();
+    const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };
+    const reply = await new Promise<RpcReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(correlationId);
+        this.consumers.checkedAt = 0; // a silent service may have gone: ask the broker next time
+        reject(new DomainError('upstream_timeout', `No reply from the service within ${this.options.timeoutMs} ms.`));
+      }, this.options.timeoutMs);
+      this.pending.set(correlationId, { resolve, timer });
+      try {
+        channel.sendToQueue(this.options.queue, Buffer.from(JSON.stringify(envelope)), {
+          correlationId,
+          replyTo: DIRECT_REPLY_QUEUE,
+          contentType: 'application/json',
+          expiration: String(this.options.timeoutMs),
+        });
+      } catch {
+        clearTimeout(timer);
+        this.pending.delete(correlationId);
+        reject(unavailable('The message broker connection was lost.'));
+      }
+    });
+    if (!reply.ok) throw DomainError.fromPayload(reply.error);
+    return reply.data as T;
+  }
+
+  async close(): Promise<void> {
+    for (const [id, call] of this.pending) {
+      clearTimeout(call.timer);
+      call.resolve({ ok: false, error: { code: 'service_unavailable', detail: 'The gateway is shutting down.' } });
+      this.pending.delete(id);
+    }
+    await this.wrapper.close().catch(() => undefined);
+  }
+
+  private settle(message: ConsumeMessage): void {
+    const id = message.properties.correlationId as string;
+    const call = this.pending.get(id);
+    if (!call) return; // late reply to a call that already timed out
+    this.pending.delete(id);
+    clearTimeout(call.timer);
+    try {
+      call.resolve(JSON.parse(message.content.toString('utf8')) as RpcReply);
+    } catch {
+      call.resolve({ ok: false, error: { code: 'internal_error', detail: 'Malformed reply from the service.' } });
+    }
+  }
+
+  /** Consumer count of the queue, refreshed at most every interval and by one caller at a time. */
+  private async consumerCount(channel: Channel): Promise<number> {
+    const interval = this.options.consumerCheckIntervalMs ?? 1000;
+    if (Date.now() - this.consumers.checkedAt < interval) return this.consumers.count;
+    this.consumerCheck ??= channel
+      .checkQueue(this.options.queue)
+      .then(({ consumerCount }) => {
+        this.consumers = { count: consumerCount, checkedAt: Date.now() };
+        return consumerCount;
+      })
+      .catch(() => this.consumers.count)
+      .finally(() => (this.consumerCheck = undefined));
+    return this.consumerCheck;
+  }
+}
+
+function unavailable(detail: string): DomainError {
+  return new DomainError('service_unavailable', detail);
+}

@@ -1,0 +1,150 @@
+import { CustomTransportStrategy, Server } from '@nestjs/microservices';
+import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
+import type { Channel, ConsumeMessage } from 'amqplib';
+import { lastValueFrom } from 'rxjs';
+import type { Logger } from 'pino';
+import type { RpcReply, RpcRequest } from '@app/contracts';
+import { DomainError } from '@app/errors';
+import { requestContext } from '@app/observability';
+import { RPC_QUEUE_OPTIONS } from './rpc-queue';
+
+export interface RpcServerOptions {
+  connection: AmqpConnectionManager;
+  queue: string;
+  deadLetterQueue: string;
+  prefetch: number;
+  logger: Logger;
+  /** How long close() waits for in-flight commands before giving up on them (they are redelivered). */
+  drainTimeoutMs?: number;
+}
+
+/**
+ * A NestJS transport that serves `@MessagePattern` handlers from a durable RabbitMQ queue.
+ *
+ * Unlike the stock RMQ transport it acknowledges each command only after its handler has finished
+ * (so after the database commit) and its reply is sent, bounds the unacknowledged commands with a
+ * prefetch, dead-letters what it cannot parse, answers commands with no handler instead of leaving
+ * them unacknowledged, and drains in-flight work on close().
+ */
+export class RpcServer extends Server implements CustomTransportStrategy {
+  private channel?: ChannelWrapper;
+  private readonly consumerTags = new Map<Channel, string>();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: RpcServerOptions) {
+    super();
+  }
+
+  listen(callback: (error?: unknown) => void): void {
+    const { connection, queue, deadLetterQueue, prefetch } = this.options;
+    this.channel = connection.createChannel({
+      name: `rpc-server:${queue}`,
+      confirm: false,
+      setup: async (channel: Channel) => {
+        await channel.assertQueue(queue, RPC_QUEUE_OPTIONS);
+        await channel.assertQueue(deadLetterQueue, { durable: true });
+        await channel.prefetch(prefetch);
+        const { consumerTag } = await channel.consume(queue, (message) => message && this.track(channel, message), {
+          noAck: false,
+        });
+        this.consumerTags.set(channel, consumerTag);
+        channel.once('close', () => this.consumerTags.delete(channel));
+      },
+    });
+    this.channel.waitForConnect().then(() => callback(), callback);
+  }
+
+  /** Stops consuming, waits for in-flight commands to finish and be acknowledged, then closes. */
+  async close(): Promise<void> {
+    for (const [channel, tag] of this.consumerTags) await channel.cancel(tag).catch(() => undefined);
+    const drained = Promise.allSettled([...this.inFlight]);
+    const timeout = new Promise((resolve) => setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref());
+    await Promise.race([drained, timeout]);
+    await this.channel?.close().catch(() => undefined);
+  }
+
+  on(): never {
+    throw new Error('RpcServer does not emit events');
+  }
+
+  unwrap<T>(): T {
+    return this.channel as T;
+  }
+
+  private track(channel: Channel, message: ConsumeMessage): void {
+    const work = this.handle(channel, message).finally(() => this.inFlight.delete(work));
+    this.inFlight.add(work);
+  }
+
+  private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
+    const request = parseRequest(message.content);
+    const { replyTo, correlationId } = message.properties;
+    if (!request) {
+      this.deadLetter(channel, message, 'unparseable RPC request');
+      return;
+    }
+    const context = { request_id: request.requestId, account_id: request.accountId };
+    const reply = await requestContext.run(context, () => this.dispatch(request, message.fields.redelivered));
+    try {
+      if (replyTo) {
+        channel.sendToQueue(replyTo, Buffer.from(JSON.stringify(reply)), {
+          correlationId,
+          contentType: 'application/json',
+        });
+      }
+      channel.ack(message);
+    } catch (error) {
+      // The channel died after the work was committed: the command comes back redelivered and
+      // the handler's command-id check answers it from the stored result.
+      this.options.logger.warn({ err: (error as Error).message, ...context }, 'could not reply/ack RPC command');
+    }
+  }
+
+  private async dispatch(request: RpcRequest, redelivered: boolean): Promise<RpcReply> {
+    const handler = this.getHandlerByPattern(request.pattern);
+    if (!handler) {
+      this.options.logger.error({ pattern: request.pattern }, 'no handler for RPC pattern');
+      return { ok: false, error: { code: 'internal_error', detail: `Unknown operation ${request.pattern}` } };
+    }
+    const startedAt = performance.now();
+    try {
+      const data = await lastValueFrom(this.transformToObservable(await handler(request)), { defaultValue: null });
+      this.options.logger.debug(
+        { pattern: request.pattern, redelivered, duration_ms: Math.round(performance.now() - startedAt) },
+        'rpc handled',
+      );
+      return { ok: true, data };
+    } catch (error) {
+      if (error instanceof DomainError) return { ok: false, error: error.toPayload() };
+      this.options.logger.error({ err: error, pattern: request.pattern }, 'rpc handler failed');
+      return { ok: false, error: { code: 'internal_error', detail: 'The request could not be completed.' } };
+    }
+  }
+
+  /** A message that can never succeed goes to the dead-letter queue instead of looping forever. */
+  private deadLetter(channel: Channel, message: ConsumeMessage, reason: string): void {
+    this.options.logger.error({ reason, bytes: message.content.length }, 'dead-lettering RPC message');
+    try {
+      channel.sendToQueue(this.options.deadLetterQueue, message.content, {
+        persistent: true,
+        headers: { 'x-dead-letter-reason': reason, 'x-original-queue': this.options.queue },
+      });
+      channel.ack(message);
+    } catch {
+      // Left unacknowledged: it is redelivered and dead-lettered on the next attempt.
+    }
+  }
+}
+
+function parseRequest(content: Buffer): RpcRequest | undefined {
+  try {
+    const value = JSON.parse(content.toString('utf8')) as Partial<RpcRequest>;
+    const isText = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= 200;
+    if (value && isText(value.pattern) && isText(value.commandId) && isText(value.requestId) && isText(value.accountId)) {
+      return value as RpcRequest;
+    }
+  } catch {
+    // fall through
+  }
+  return undefined;
+}

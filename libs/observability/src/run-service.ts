@@ -1,0 +1,69 @@
+import type { Logger } from 'pino';
+import { ConfigError } from '@app/config';
+import { Dependency, findUnreachable } from '@app/database';
+import { createLogger } from './logger';
+
+export interface ServiceHandle {
+  close(): Promise<void>;
+}
+
+interface ServiceDefinition<C extends { LOG_LEVEL: string }> {
+  name: string;
+  loadConfig: () => C;
+  dependencies: (config: C) => Dependency[];
+  start: (config: C, logger: Logger) => Promise<ServiceHandle>;
+  /** Longest a graceful stop may take before the process exits anyway. */
+  shutdownTimeoutMs?: number;
+}
+
+/**
+ * The `main` of every service: validated config, fail-fast dependency check naming what is down
+ * and how to start it, then graceful shutdown on SIGTERM/SIGINT within a bounded time.
+ */
+export async function runService<C extends { LOG_LEVEL: string }>(definition: ServiceDefinition<C>): Promise<void> {
+  let config: C;
+  try {
+    config = definition.loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${definition.name}: ${error.message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(definition.name, config.LOG_LEVEL);
+  const unreachable = await findUnreachable(definition.dependencies(config));
+  if (unreachable.length > 0) {
+    for (const problem of unreachable) process.stderr.write(`${definition.name}: ${problem}\n`);
+    process.exit(1);
+  }
+  let handle: ServiceHandle;
+  try {
+    handle = await definition.start(config, logger);
+  } catch (error) {
+    logger.fatal({ err: error }, 'start-up failed');
+    process.stderr.write(`${definition.name}: start-up failed: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      logger.error('graceful shutdown timed out; exiting');
+      process.exit(1);
+    }, definition.shutdownTimeoutMs ?? 25_000);
+    handle.close().then(
+      () => {
+        clearTimeout(deadline);
+        logger.flush();
+        process.exit(0);
+      },
+      (error) => {
+        logger.error({ err: error }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,55 @@
+import { NestFactory } from '@nestjs/core';
+import type { INestMicroservice } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Logger as NestPinoLogger } from 'nestjs-pino';
+import type { Logger } from 'pino';
+import type { ConversationsConfig } from '@app/config';
+import { CONVERSATIONS_RPC_DEAD_LETTER_QUEUE, CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
+import { prepareDatabase } from '@app/database';
+import { connectAmqp, RpcServer } from '@app/messaging';
+import { ConversationsAppModule } from './conversations-app.module';
+import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from './data-source';
+import { PassThroughRpcFilter } from './pass-through-rpc.filter';
+
+export interface RunningConversationsService {
+  app: INestMicroservice;
+  close(): Promise<void>;
+}
+
+/** Migrates, then serves RPC commands and relays the outbox until close() is called. */
+export async function startConversationsService(
+  config: ConversationsConfig,
+  logger: Logger,
+): Promise<RunningConversationsService> {
+  if (config.RUN_MIGRATIONS) {
+    const migrator = new DataSource(conversationsDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 1 }));
+    await migrator.initialize();
+    try {
+      await prepareDatabase(migrator, CONVERSATIONS_SCHEMA, logger);
+    } finally {
+      await migrator.destroy();
+    }
+  }
+  const amqp = connectAmqp(config.AMQP_URL, 'conversations', logger);
+  const app = await NestFactory.createMicroservice(ConversationsAppModule.register(config, logger, amqp), {
+    strategy: new RpcServer({
+      connection: amqp,
+      queue: CONVERSATIONS_RPC_QUEUE,
+      deadLetterQueue: CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
+      prefetch: config.AMQP_PREFETCH,
+      logger,
+    }),
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(NestPinoLogger));
+  app.useGlobalFilters(new PassThroughRpcFilter());
+  await app.listen();
+  logger.info('conversations service ready');
+  return {
+    app,
+    async close() {
+      await app.close();
+      await amqp.close();
+    },
+  };
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type {
+  CaptureLeadCommand,
+  ChangeStatusCommand,
+  ConversationPage,
+  ConversationView,
+  ConversationWithMessagesView,
+  CreateConversationCommand,
+  GetConversationQuery,
+  LeadView,
+  ListConversationsQuery,
+  MessageView,
+  NewMessage,
+  RpcRequest,
+  SendMessageCommand,
+} from '@app/contracts';
+import { DomainError } from '@app/errors';
+import { CommandLog } from '../commands/command-log';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { commandSchemas, isUuid, parsePayload } from './command-schemas';
+import { toConversationView, toMessageView } from './conversation-row';
+import { ConversationsRepository } from './conversations.repository';
+import { transitionEvent } from './status-transitions';
+
+const notFound = (id: unknown) => new DomainError('not_found', `Conversation ${String(id)} was not found.`);
+
+@Injectable()
+export class ConversationsService {
+  constructor(
+    private readonly conversations: ConversationsRepository,
+    private readonly outbox: OutboxWriter,
+    private readonly commands: CommandLog,
+  ) {}
+
+  async list(request: RpcRequest<ListConversationsQuery>): Promise<ConversationPage> {
+    const query = parsePayload(commandSchemas.list, request.data);
+    const page = await this.conversations.listPage(request.accountId, query);
+    return {
+      data: page.rows.map(toConversationView),
+      pagination: { limit: query.limit, offset: query.offset, total: page.total, snapshot: page.snapshot },
+    };
+  }
+
+  async get(request: RpcRequest<GetConversationQuery>): Promise<ConversationWithMessagesView> {
+    if (!isUuid((request.data as Partial<GetConversationQuery>)?.conversationId)) throw notFound(request.data?.conversationId);
+    const { conversationId } = parsePayload(commandSchemas.get, request.data);
+    const row = await this.conversations.findWithMessages(request.accountId, conversationId);
+    if (!row) throw notFound(conversationId);
+    return { ...toConversationView(row), messages: row.messages.map(toMessageView) };
+  }
+
+  create(request: RpcRequest<CreateConversationCommand>): Promise<ConversationView> {
+    const command = parsePayload(commandSchemas.create, request.data);
+    const { accountId } = request;
+    return this.commands.applyOnce(request, async (tx) => {
+      const row = await this.conversations.insertConversation(tx, accountId, {
+        id: randomUUID(),
+        status: command.status ?? 'active',
+        visitor: command.visitor
+          ? { name: command.visitor.name ?? null, email: command.visitor.email ?? null, phone: command.visitor.phone ?? null }
+          : null,
+        subject: command.subject ?? null,
+        metadata: command.metadata ?? {},
+      });
+      const started = toConversationView(row);
+      await this.outbox.append(tx, accountId, row.id, 'conversation.started', { conversation: started });
+      if (!command.message) return started;
+      const { conversation } = await this.appendMessage(tx, accountId, row.id, command.message);
+      return conversation;
+    });
+  }
+
+  sendMessage(request: RpcRequest<SendMessageCommand>): Promise<MessageView> {
+    const { conversationId } = request.data ?? {};
+    if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
+    const command = parsePayload(commandSchemas.sendMessage, request.data);
+    return this.commands.applyOnce(request, async (tx) => {
+      const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
+      if (!current) throw notFound(command.conversationId);
+      if (current.status === 'closed') {
+        throw new DomainError('conversation_closed', `Conversation ${current.id} is closed; reopen it to send messages.`);
+      }
+      const { message } = await this.appendMessage(tx, request.accountId, current.id, command);
+      return message;
+    });
+  }
+
+  changeStatus(request: RpcRequest<ChangeStatusCommand>): Promise<ConversationView> {
+    const { conversationId } = request.data ?? {};
+    if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
+    const command = parsePayload(commandSchemas.changeStatus, request.data);
+    return this.commands.applyOnce(request, async (tx) => {
+      const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
+      if (!current) throw notFound(command.conversationId);
+      if (current.status === command.status) return toConversationView(current);
+      const event = transitionEvent(current.status, command.status);
+      if (!event) {
+        throw new DomainError(
+          'invalid_transition',
+          `A ${current.status} conversation cannot become ${command.status}.`,
+        );
+      }
+      const conversation = toConversationView(
+        await this.conversations.updateStatus(tx, request.accountId, current, command.status),
+      );
+      const data =
+        event === 'conversation.status_changed' ? { conversation, previous_status: current.status } : { conversation };
+      await this.outbox.append(tx, request.accountId, current.id, event, data);
+      return conversation;
+    });
+  }
+
+  captureLead(request: RpcRequest<CaptureLeadCommand>): Promise<LeadView> {
+    const { conversationId } = request.data ?? {};
+    if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
+    const command = parsePayload(commandSchemas.captureLead, request.data);
+    return this.commands.applyOnce(request, async (tx) => {
+      const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
+      if (!current) throw notFound(command.conversationId);
+      const contact = { name: command.name ?? null, email: command.email ?? null, phone: command.phone ?? null };
+      const saved = await this.conversations.saveLead(tx, request.accountId, current.id, { id: randomUUID(), ...contact });
+      const lead: LeadView = { id: saved.lead.id, conversation_id: current.id, ...contact, created_at: saved.lead.created_at };
+      await this.outbox.append(tx, request.accountId, current.id, 'lead.captured', {
+        conversation_id: current.id,
+        lead,
+      });
+      return lead;
+    });
+  }
+
+  /** Adds a message and its event: visitors' messages are `message.received`, others `message.sent`. */
+  private async appendMessage(tx: EntityManager, accountId: string, conversationId: string, input: NewMessage) {
+    const saved = await this.conversations.appendMessage(tx, accountId, conversationId, {
+      id: randomUUID(),
+      sender: input.sender,
+      content: input.content,
+    });
+    const message = toMessageView(saved.message);
+    const type = message.sender === 'visitor' ? 'message.received' : 'message.sent';
+    await this.outbox.append(tx, accountId, conversationId, type, { conversation_id: conversationId, message });
+    return { message, conversation: toConversationView(saved.conversation) };
+  }
+}

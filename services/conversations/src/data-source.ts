@@ -1,0 +1,29 @@
+import type { DataSourceOptions } from 'typeorm';
+import type { ConversationsConfig } from '@app/config';
+import { postgresOptions } from '@app/database';
+import { ProcessedCommandEntity } from './commands/processed-command.entity';
+import { ConversationEntity } from './conversations/conversation.entity';
+import { LeadEntity } from './conversations/lead.entity';
+import { MessageEntity } from './conversations/message.entity';
+import { StatusCountEntity } from './conversations/status-count.entity';
+import { InitialSchema1763856000000 } from './migrations/1763856000000-initial-schema';
+import { OutboxEventEntity } from './outbox/outbox-event.entity';
+
+export const CONVERSATIONS_SCHEMA = 'conversations';
+
+export function conversationsDataSourceOptions(config: ConversationsConfig): DataSourceOptions {
+  return {
+    ...postgresOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE, 'conversations'),
+    schema: CONVERSATIONS_SCHEMA,
+    migrationsTableName: 'migrations',
+    entities: [
+      ConversationEntity,
+      MessageEntity,
+      LeadEntity,
+      StatusCountEntity,
+      OutboxEventEntity,
+      ProcessedCommandEntity,
+    ],
+    migrations: [InitialSchema1763856000000],
+  } as DataSourceOptions;
+}

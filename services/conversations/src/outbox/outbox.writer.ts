@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { CloudEvent, CLOUDEVENTS_SOURCE, DomainEventData, DomainEventType } from '@app/contracts';
+
+/**
+ * Records a domain event in the outbox inside the caller's transaction: the event exists if and
+ * only if the change that caused it was committed. The relay publishes it afterwards.
+ */
+@Injectable()
+export class OutboxWriter {
+  async append<T extends DomainEventType>(
+    tx: EntityManager,
+    accountId: string,
+    conversationId: string,
+    type: T,
+    data: DomainEventData[T],
+  ): Promise<CloudEvent<T>> {
+    const envelope: CloudEvent<T> = {
+      specversion: '1.0',
+      id: randomUUID(),
+      source: CLOUDEVENTS_SOURCE,
+      type,
+      time: new Date().toISOString(),
+      subject: conversationId,
+      datacontenttype: 'application/json',
+      accountid: accountId,
+      data,
+    };
+    await tx.query(
+      `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
+       VALUES ($1, $2, $3, $4, $5)`,
+      [envelope.id, accountId, conversationId, type, JSON.stringify(envelope)],
+    );
+    return envelope;
+  }
+}
