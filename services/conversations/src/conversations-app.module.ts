@@ -2,7 +2,6 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import type { Logger } from 'pino';
-import { LoggerModule } from 'nestjs-pino';
 import type { ConversationsConfig } from '@app/config';
 import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
 import { EventPublisher } from '@app/messaging';
@@ -21,7 +20,6 @@ export class ConversationsAppModule {
     return {
       module: ConversationsAppModule,
       imports: [
-        LoggerModule.forRoot({ pinoHttp: { logger } }),
         TypeOrmModule.forRoot(conversationsDataSourceOptions(config)),
       ],
       controllers: [ConversationsHandler],

@@ -1,12 +1,12 @@
 import { NestFactory } from '@nestjs/core';
 import type { INestMicroservice } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Logger as NestPinoLogger } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import type { ConversationsConfig } from '@app/config';
 import { CONVERSATIONS_RPC_DEAD_LETTER_QUEUE, CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
 import { prepareDatabase } from '@app/database';
 import { connectAmqp, RpcServer } from '@app/messaging';
+import { PinoNestLogger } from '@app/observability';
 import { ConversationsAppModule } from './conversations-app.module';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from './data-source';
 import { PassThroughRpcFilter } from './pass-through-rpc.filter';
@@ -22,7 +22,7 @@ export async function startConversationsService(
   logger: Logger,
 ): Promise<RunningConversationsService> {
   if (config.RUN_MIGRATIONS) {
-    const migrator = new DataSource(conversationsDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 1 }));
+    const migrator = new DataSource(conversationsDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }));
     await migrator.initialize();
     try {
       await prepareDatabase(migrator, CONVERSATIONS_SCHEMA, logger);
@@ -39,9 +39,8 @@ export async function startConversationsService(
       prefetch: config.AMQP_PREFETCH,
       logger,
     }),
-    bufferLogs: true,
+    logger: new PinoNestLogger(logger),
   });
-  app.useLogger(app.get(NestPinoLogger));
   app.useGlobalFilters(new PassThroughRpcFilter());
   await app.listen();
   logger.info('conversations service ready');

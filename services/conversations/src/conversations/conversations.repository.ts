@@ -188,6 +188,15 @@ export class ConversationsRepository {
   }
 
   private async adjustStatusCount(tx: EntityManager, accountId: string, status: string, delta: number): Promise<void> {
+    // A decrement always finds its row (the conversation being moved was counted); an upsert
+    // cannot be used for it, since the CHECK applies to the candidate row before the conflict.
+    if (delta < 0) {
+      await tx.query(
+        `UPDATE conversations.status_counts SET count = count + $3 WHERE account_id = $1 AND status = $2`,
+        [accountId, status, delta],
+      );
+      return;
+    }
     await tx.query(
       `INSERT INTO conversations.status_counts (account_id, status, count) VALUES ($1, $2, $3)
        ON CONFLICT (account_id, status) DO UPDATE SET count = status_counts.count + EXCLUDED.count`,

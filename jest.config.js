@@ -1,0 +1,27 @@
+/** One Jest run for everything: unit specs beside the code, integration and e2e tests in each service's test/. */
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/services', '<rootDir>/libs', '<rootDir>/scripts'],
+  testRegex: '.*\\.(spec|e2e-spec|int-spec)\\.ts$',
+  transform: { '^.+\\.ts$': swc, '^.+/node_modules/content-disposition/.+\\.js$': swc },
+  // content-disposition 3 (under @fastify/static, for /docs) ships only ES modules; Node loads
+  // them with require(), Jest's module system does not, so it is compiled like our code.
+  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
+  moduleNameMapper: { '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src' },
+  globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
+  globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 1,
+};

@@ -1,0 +1,57 @@
+/** A response as a test sees it: status, headers and the parsed JSON body (or raw text). */
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  apiKey?: string | null;
+  body?: unknown;
+  /** Sent verbatim instead of JSON-encoding `body`. */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/** Real HTTP against a gateway; `fetch` percent-encodes non-ASCII path segments as clients do. */
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly apiKey?: string,
+  ) {}
+
+  withKey(apiKey: string): ApiClient {
+    return new ApiClient(this.baseUrl, apiKey);
+  }
+
+  get<T = any>(path: string, options: RequestOptions = {}) {
+    return this.request<T>('GET', path, options);
+  }
+  post<T = any>(path: string, body?: unknown, options: RequestOptions = {}) {
+    return this.request<T>('POST', path, { ...options, body });
+  }
+  patch<T = any>(path: string, body?: unknown, options: RequestOptions = {}) {
+    return this.request<T>('PATCH', path, { ...options, body });
+  }
+
+  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    const key = options.apiKey === undefined ? this.apiKey : options.apiKey;
+    if (key) headers.authorization ??= `Bearer ${key}`;
+    let payload: string | Buffer | undefined = options.rawBody;
+    if (payload === undefined && options.body !== undefined) {
+      payload = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(new URL(path, this.baseUrl), { method, headers, body: payload });
+    const text = await response.text();
+    let body: any = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, headers: response.headers, body, text };
+  }
+}

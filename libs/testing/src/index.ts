@@ -1,0 +1,5 @@
+export * from './test-run';
+export * from './eventually';
+export * from './api-client';
+export * from './test-stack';
+export * from './event-tap';

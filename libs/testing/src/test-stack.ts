@@ -1,0 +1,92 @@
+import { DataSource } from 'typeorm';
+import { ConversationsConfig, conversationsSchema, GatewayConfig, gatewaySchema, loadConfig } from '@app/config';
+import { createLogger } from '@app/observability';
+import type { Plan } from '@app/dialects';
+import { startConversationsService, RunningConversationsService } from '../../../services/conversations/src/conversations-service';
+import { startGateway, RunningGateway } from '../../../services/gateway/src/gateway-service';
+import { AccountsRepository } from '../../../services/gateway/src/accounts/accounts.repository';
+import { gatewayDataSourceOptions } from '../../../services/gateway/src/data-source';
+import { ApiClient } from './api-client';
+
+export interface TestAccount {
+  accountId: string;
+  keyId: string;
+  apiKey: string;
+  api: ApiClient;
+}
+
+export interface StackOptions {
+  gateway?: Partial<Record<keyof GatewayConfig, string>>;
+  conversations?: Partial<Record<keyof ConversationsConfig, string>>;
+}
+
+const logger = () => createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
+
+/**
+ * The real services in this process, against the run's own Postgres database and RabbitMQ vhost
+ * (set up by global-setup.ts): the gateway listens on a free port on 127.0.0.1.
+ */
+export class TestStack {
+  conversations?: RunningConversationsService;
+  gateway!: RunningGateway;
+  private admin!: DataSource;
+  private accounts!: AccountsRepository;
+
+  private constructor(private readonly options: StackOptions) {}
+
+  static async start(options: StackOptions = {}): Promise<TestStack> {
+    const stack = new TestStack(options);
+    await stack.startConversations();
+    stack.gateway = await startGateway(stack.gatewayConfig(), logger());
+    stack.admin = new DataSource(gatewayDataSourceOptions({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_SIZE: 2 }));
+    await stack.admin.initialize();
+    stack.accounts = new AccountsRepository(stack.admin);
+    return stack;
+  }
+
+  get url(): string {
+    return this.gateway.url;
+  }
+
+  api(apiKey?: string): ApiClient {
+    return new ApiClient(this.url, apiKey);
+  }
+
+  gatewayConfig(): GatewayConfig {
+    return loadConfig(gatewaySchema, { ...process.env, PORT: '0', HOST: '127.0.0.1', ...this.options.gateway });
+  }
+
+  conversationsConfig(): ConversationsConfig {
+    return loadConfig(conversationsSchema, { ...process.env, OUTBOX_POLL_MS: '200', ...this.options.conversations });
+  }
+
+  async startConversations(): Promise<void> {
+    this.conversations = await startConversationsService(this.conversationsConfig(), logger());
+  }
+
+  async stopConversations(): Promise<void> {
+    await this.conversations?.close();
+    this.conversations = undefined;
+  }
+
+  async createAccount(plan: Plan = 'business', name = 'Test account'): Promise<TestAccount> {
+    const account = await this.accounts.createAccount(name, plan);
+    const key = await this.accounts.createKey(account.id);
+    return { accountId: account.id, keyId: key.keyId, apiKey: key.apiKey, api: this.api(key.apiKey) };
+  }
+
+  accountsRepository(): AccountsRepository {
+    return this.accounts;
+  }
+
+  /** Plain SQL on the run's database, for assertions on what was stored. */
+  query<T = any>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return this.admin.query(sql, params);
+  }
+
+  async close(): Promise<void> {
+    await this.gateway?.close();
+    await this.stopConversations();
+    await this.admin?.destroy();
+  }
+}

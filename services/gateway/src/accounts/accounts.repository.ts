@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import type { Plan } from '@app/dialects';
+import { generateApiKey } from './api-key-format';
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  plan: Plan;
+  created_at: string;
+}
+
+export interface KeyRecord {
+  accountId: string;
+  plan: Plan;
+  secretHash: Buffer;
+  revoked: boolean;
+}
+
+/** Accounts and their API keys, in the gateway's own schema. */
+export class AccountsRepository {
+  constructor(private readonly db: DataSource) {}
+
+  async createAccount(name: string, plan: Plan): Promise<AccountRecord> {
+    const [row] = await this.db.query(
+      `INSERT INTO gateway.accounts (id, name, plan) VALUES ($1, $2, $3)
+       RETURNING id, name, plan, created_at`,
+      [randomUUID(), name, plan],
+    );
+    return { ...row, created_at: new Date(row.created_at).toISOString() };
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    const rows = await this.db.query(`SELECT id, name, plan, created_at FROM gateway.accounts ORDER BY created_at, id`);
+    return rows.map((row: AccountRecord) => ({ ...row, created_at: new Date(row.created_at).toISOString() }));
+  }
+
+  /** Returns false when the account does not exist. */
+  async setPlan(accountId: string, plan: Plan): Promise<boolean> {
+    const [, affected] = await this.db.query(`UPDATE gateway.accounts SET plan = $2 WHERE id = $1`, [accountId, plan]);
+    return affected > 0;
+  }
+
+  async accountExists(accountId: string): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 FROM gateway.accounts WHERE id = $1`, [accountId]);
+    return rows.length > 0;
+  }
+
+  /** Creates a key and returns it in full: the only time the secret is ever seen. */
+  async createKey(accountId: string): Promise<{ keyId: string; apiKey: string }> {
+    const { keyId, apiKey, secretHash } = generateApiKey();
+    await this.db.query(`INSERT INTO gateway.api_keys (id, account_id, secret_hash) VALUES ($1, $2, $3)`, [
+      keyId,
+      accountId,
+      secretHash,
+    ]);
+    return { keyId, apiKey };
+  }
+
+  /** Returns false when no such (unrevoked) key exists. */
+  async revokeKey(keyId: string): Promise<boolean> {
+    const [, affected] = await this.db.query(
+      `UPDATE gateway.api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`,
+      [keyId],
+    );
+    return affected > 0;
+  }
+
+  async findKey(keyId: string): Promise<KeyRecord | undefined> {
+    const rows = await this.db.query(
+      `SELECT k.account_id, a.plan, k.secret_hash, k.revoked_at IS NOT NULL AS revoked
+         FROM gateway.api_keys k JOIN gateway.accounts a ON a.id = k.account_id
+        WHERE k.id = $1`,
+      [keyId],
+    );
+    if (rows.length === 0) return undefined;
+    const [row] = rows;
+    return { accountId: row.account_id, plan: row.plan, secretHash: row.secret_hash, revoked: row.revoked };
+  }
+}

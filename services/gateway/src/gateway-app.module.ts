@@ -1,0 +1,50 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import type { AmqpConnectionManager } from 'amqp-connection-manager';
+import { DataSource } from 'typeorm';
+import type { GatewayConfig } from '@app/config';
+import { CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
+import { RpcClient } from '@app/messaging';
+import { AccountsRepository } from './accounts/accounts.repository';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { ConversationsClient } from './conversations/conversations.client';
+import { ConversationsController } from './conversations/conversations.controller';
+import { gatewayDataSourceOptions } from './data-source';
+import { HealthController } from './health/health.controller';
+import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
+import { IdempotencyRepository } from './idempotency/idempotency.repository';
+
+@Module({})
+export class GatewayAppModule {
+  static register(config: GatewayConfig, amqp: AmqpConnectionManager): DynamicModule {
+    return {
+      module: GatewayAppModule,
+      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config))],
+      controllers: [ConversationsController, HealthController],
+      providers: [
+        {
+          provide: RpcClient,
+          useFactory: () => new RpcClient({ connection: amqp, queue: CONVERSATIONS_RPC_QUEUE, timeoutMs: config.RPC_TIMEOUT_MS }),
+        },
+        {
+          provide: AccountsRepository,
+          inject: [getDataSourceToken()],
+          useFactory: (db: DataSource) => new AccountsRepository(db),
+        },
+        {
+          provide: ApiKeyAuthenticator,
+          inject: [AccountsRepository],
+          useFactory: (accounts: AccountsRepository) => new ApiKeyAuthenticator(accounts, config.AUTH_CACHE_TTL_MS),
+        },
+        {
+          provide: IdempotencyRepository,
+          inject: [getDataSourceToken()],
+          useFactory: (db: DataSource) => new IdempotencyRepository(db, config.IDEMPOTENCY_TTL_HOURS),
+        },
+        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+        ConversationsClient,
+      ],
+    };
+  }
+}

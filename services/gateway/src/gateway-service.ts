@@ -1,0 +1,69 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '@app/config';
+import { prepareDatabase } from '@app/database';
+import { connectAmqp, RpcClient } from '@app/messaging';
+import { PinoNestLogger } from '@app/observability';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
+import { GatewayAppModule } from './gateway-app.module';
+import { registerHttpHooks } from './http/http-hooks';
+import { ProblemFilter } from './http/problem.filter';
+import { requestIdFor } from './http/request-id';
+import { bodyValidationPipe } from './http/validation';
+import { setUpOpenApi } from './openapi';
+
+export interface RunningGateway {
+  app: NestFastifyApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function migrateGateway(config: Pick<GatewayConfig, 'DATABASE_URL'>, logger: Logger): Promise<void> {
+  const migrator = new DataSource(gatewayDataSourceOptions({ DATABASE_URL: config.DATABASE_URL, DATABASE_POOL_SIZE: 2 }));
+  await migrator.initialize();
+  try {
+    await prepareDatabase(migrator, GATEWAY_SCHEMA, logger);
+  } finally {
+    await migrator.destroy();
+  }
+}
+
+/** The public HTTP API: migrates its schema, connects to RabbitMQ and listens on PORT. */
+export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+  await migrateGateway(config, logger);
+  const amqp = connectAmqp(config.AMQP_URL, 'gateway', logger);
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    genReqId: requestIdFor,
+    logger: false,
+    routerOptions: { maxParamLength: 200 },
+    return503OnClosing: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp), adapter, {
+    logger: new PinoNestLogger(logger),
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser('text/plain');
+  registerHttpHooks(fastify, app.get(ApiKeyAuthenticator), logger);
+  app.useGlobalFilters(new ProblemFilter(logger));
+  app.useGlobalPipes(bodyValidationPipe());
+  setUpOpenApi(app);
+  await app.get(RpcClient).waitForConnect();
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const address = fastify.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = `http://127.0.0.1:${port}`;
+  logger.info({ url }, 'gateway listening');
+  return {
+    app,
+    url,
+    async close() {
+      await app.close();
+      await app.get(RpcClient).close();
+      await amqp.close();
+    },
+  };
+}

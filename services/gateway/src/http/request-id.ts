@@ -1,0 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Keeps a well-formed client `X-Request-Id` (so a caller can trace its own id), else makes one. */
+export function requestIdFor(request: IncomingMessage): string {
+  const supplied = request.headers['x-request-id'];
+  return typeof supplied === 'string' && CLIENT_REQUEST_ID.test(supplied) ? supplied : randomUUID();
+}
