@@ -1,0 +1,54 @@
+import { Client } from 'pg';
+
+/**
+ * Seeds one account the way bench/baseline does (80% active, 20% closed, N messages each, one
+ * per minute of history), straight into the conversations schema, keeping its counters right.
+ * Conversation ids are deterministic so the load generator needs no database access.
+ */
+export const conversationIdFor = (i: number) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+
+export async function seedAccount(
+  databaseUrl: string,
+  accountId: string,
+  conversations: number,
+  messagesPerConversation: number,
+): Promise<void> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query('BEGIN');
+    await db.query(
+      `INSERT INTO conversations.conversations
+         (id, account_id, status, subject, metadata, message_count, last_message_at, created_at, updated_at)
+       SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, $1::uuid,
+              CASE WHEN i % 5 = 0 THEN 'closed' ELSE 'active' END, 'Seeded conversation ' || i, '{}'::jsonb,
+              $3::int, now() - make_interval(mins => $2::int - i), now() - make_interval(mins => $2::int - i + 60),
+              now() - make_interval(mins => $2::int - i)
+         FROM generate_series(0, $2::int - 1) AS i`,
+      [accountId, conversations, messagesPerConversation],
+    );
+    await db.query(
+      `INSERT INTO conversations.messages (id, conversation_id, account_id, position, sender, content, created_at)
+       SELECT gen_random_uuid(), c.id, c.account_id, k, CASE WHEN k % 2 = 0 THEN 'visitor' ELSE 'agent' END,
+              'Message ' || k || ' in conversation ' || c.id || ': lorem ipsum dolor sit amet, consectetur adipiscing elit.',
+              c.created_at + make_interval(secs => k)
+         FROM conversations.conversations c CROSS JOIN generate_series(1, $2::int) AS k
+        WHERE c.account_id = $1`,
+      [accountId, messagesPerConversation],
+    );
+    await db.query(
+      `INSERT INTO conversations.status_counts (account_id, status, count)
+       SELECT account_id, status, count(*) FROM conversations.conversations WHERE account_id = $1 GROUP BY 1, 2
+       ON CONFLICT (account_id, status) DO UPDATE SET count = EXCLUDED.count`,
+      [accountId],
+    );
+    await db.query('COMMIT');
+    await db.query('VACUUM ANALYZE conversations.conversations');
+    await db.query('VACUUM ANALYZE conversations.messages');
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    await db.end();
+  }
+}

@@ -1,0 +1,48 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  durationSeconds: number;
+  requests: autocannon.Request[];
+}
+
+/** Drives one endpoint with autocannon; only loopback targets are allowed. */
+export async function runLoad(label: string, options: LoadOptions): Promise<LoadResult> {
+  if (!/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(options.url)) {
+    throw new Error(`benchmarks only target loopback addresses, not ${options.url}`);
+  }
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    pipelining: 1,
+    timeout: 10,
+    requests: options.requests,
+  });
+  return {
+    label,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+export function formatRow(row: LoadResult): string {
+  return `${row.label.padEnd(28)} req/s ${String(row.rps).padStart(6)}   p50 ${String(row.p50).padStart(4)} ms   p99 ${String(
+    row.p99,
+  ).padStart(4)} ms   non-2xx ${row.non2xx}   errors ${row.errors}`;
+}

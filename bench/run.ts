@@ -1,0 +1,131 @@
+import 'reflect-metadata';
+import { mkdirSync, appendFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { AccountsRepository } from '../services/gateway/src/accounts/accounts.repository';
+import { gatewayDataSourceOptions } from '../services/gateway/src/data-source';
+import { conversationIdFor, seedAccount } from './bench-seed';
+import { formatRow, LoadResult, runLoad } from './http-load';
+import { ServiceProcesses, waitForReady } from './service-processes';
+
+/**
+ * `npm run bench`: the whole stack (gateway, RabbitMQ, conversations service, Postgres) under
+ * autocannon on 127.0.0.1, on the same workload as bench/baseline (list 20 active, get one with
+ * 10 messages, send a message), so results compare as ratios with its `broker` variant.
+ */
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '64' },
+    endpoints: { type: 'string', default: 'list,get,send' },
+    conversations: { type: 'string', default: '10000' },
+    port: { type: 'string', default: '3900' },
+  },
+});
+
+const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DATABASE_NAME = process.env.BENCH_DATABASE ?? 'cms_bench';
+const DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, `/${DATABASE_NAME}`);
+const conversations = Number(args.conversations);
+const base = `http://127.0.0.1:${args.port}`;
+
+async function recreateDatabase(): Promise<void> {
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${DATABASE_NAME}" WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE "${DATABASE_NAME}"`);
+  await admin.end();
+}
+
+async function createBenchAccount(): Promise<{ accountId: string; apiKey: string }> {
+  const db = new DataSource(gatewayDataSourceOptions({ DATABASE_URL, DATABASE_POOL_SIZE: 1 }));
+  await db.initialize();
+  try {
+    const accounts = new AccountsRepository(db);
+    const account = await accounts.createAccount('bench', 'business');
+    const { apiKey } = await accounts.createKey(account.id);
+    return { accountId: account.id, apiKey };
+  } finally {
+    await db.destroy();
+  }
+}
+
+function workloads(apiKey: string) {
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const randomConversation = () => conversationIdFor(Math.floor(Math.random() * conversations));
+  // Every fifth seeded conversation is closed; messages go to open ones so every send is a 201.
+  const randomOpenConversation = () => {
+    const i = Math.floor(Math.random() * conversations);
+    return conversationIdFor(i % 5 === 0 ? (i + 1) % conversations : i);
+  };
+  let sent = 0;
+  return {
+    list: [{ method: 'GET' as const, path: '/v1/conversations?limit=20&offset=0&status=active', headers: auth }],
+    get: [
+      {
+        method: 'GET' as const,
+        headers: auth,
+        setupRequest: (request: any) => ({ ...request, path: `/v1/conversations/${randomConversation()}` }),
+      },
+    ],
+    send: [
+      {
+        method: 'POST' as const,
+        headers: { ...auth, 'content-type': 'application/json' },
+        setupRequest: (request: any) => ({
+          ...request,
+          path: `/v1/conversations/${randomOpenConversation()}/messages`,
+          body: JSON.stringify({ sender: 'system', content: `load test message ${sent++} hello, is anyone there?` }),
+        }),
+      },
+    ],
+  };
+}
+
+async function main(): Promise<void> {
+  const services = new ServiceProcesses();
+  const resultsDir = path.resolve(__dirname, '..', '..', 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const out = path.join(resultsDir, `run-${new Date().toISOString().replace(/[:.]/g, '')}.jsonl`);
+  const env = { DATABASE_URL, PORT: args.port, LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
+  console.log(
+    `# ${new Date().toISOString()} cores=${os.cpus().length} node=${process.version} c=${args.connections} d=${args.duration}s warmup=${args.warmup}s conversations=${conversations}`,
+  );
+  try {
+    await recreateDatabase();
+    services.start('conversations', env);
+    services.start('gateway', env);
+    await waitForReady(base);
+    const { accountId, apiKey } = await createBenchAccount();
+    const started = Date.now();
+    await seedAccount(DATABASE_URL, accountId, conversations, 10);
+    console.log(`# seeded ${conversations} conversations x 10 messages in ${Date.now() - started} ms`);
+
+    const load = workloads(apiKey);
+    const rows: LoadResult[] = [];
+    for (const endpoint of args.endpoints!.split(',') as Array<keyof typeof load>) {
+      if (!load[endpoint]) throw new Error(`unknown endpoint ${endpoint}; use list, get, send`);
+      const common = { url: base, connections: Number(args.connections), requests: load[endpoint] };
+      await runLoad(`${endpoint}/warmup`, { ...common, durationSeconds: Number(args.warmup) });
+      const row = await runLoad(`stack/${endpoint}`, { ...common, durationSeconds: Number(args.duration) });
+      console.log(formatRow(row));
+      appendFileSync(out, `${JSON.stringify({ ...row, conversations, at: new Date().toISOString() })}\n`);
+      rows.push(row);
+    }
+    console.log(`# raw results: ${out}`);
+  } finally {
+    await services.stopAll();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

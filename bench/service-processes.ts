@@ -1,0 +1,50 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+
+const DIST = path.resolve(__dirname, '..');
+
+/** The built services as child processes, as `npm start` runs them. */
+export class ServiceProcesses {
+  private readonly children: ChildProcess[] = [];
+
+  start(service: 'gateway' | 'conversations', env: Record<string, string>): ChildProcess {
+    const child = spawn(process.execPath, [path.join(DIST, 'services', service, 'src', 'main.js')], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let tail = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      tail = (tail + chunk.toString()).slice(-4000);
+    });
+    child.once('exit', (code) => {
+      if (code !== 0 && code !== null) process.stderr.write(`${service} exited with ${code}:\n${tail}\n`);
+    });
+    this.children.push(child);
+    return child;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(
+      this.children.map(async (child) => {
+        if (child.exitCode !== null) return;
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }),
+    );
+    this.children.length = 0;
+  }
+}
+
+export async function waitForReady(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await fetch(`${url}/health/ready`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} did not become ready within ${timeoutMs} ms`);
+}
