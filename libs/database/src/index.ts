@@ -1,3 +1,4 @@
 export * from './prepare-database';
 export * from './data-source-options';
 export * from './dependency-check';
+export * from './periodic-task';

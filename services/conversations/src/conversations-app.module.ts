@@ -6,6 +6,7 @@ import type { ConversationsConfig } from '@app/config';
 import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
 import { EventPublisher } from '@app/messaging';
 import { CommandLog } from './commands/command-log';
+import { RetentionJob } from './commands/retention.job';
 import { ConversationsHandler } from './conversations/conversations.handler';
 import { ConversationsRepository } from './conversations/conversations.repository';
 import { ConversationsService } from './conversations/conversations.service';
@@ -36,6 +37,7 @@ export class ConversationsAppModule {
         CommandLog,
         OutboxWriter,
         OutboxRelay,
+        RetentionJob,
       ],
     };
   }

@@ -3,6 +3,7 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import { CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
 import { RpcClient } from '@app/messaging';
@@ -14,10 +15,11 @@ import { gatewayDataSourceOptions } from './data-source';
 import { HealthController } from './health/health.controller';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
+import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
 
 @Module({})
 export class GatewayAppModule {
-  static register(config: GatewayConfig, amqp: AmqpConnectionManager): DynamicModule {
+  static register(config: GatewayConfig, amqp: AmqpConnectionManager, logger: Logger): DynamicModule {
     return {
       module: GatewayAppModule,
       imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config))],
@@ -43,6 +45,11 @@ export class GatewayAppModule {
           useFactory: (db: DataSource) => new IdempotencyRepository(db, config.IDEMPOTENCY_TTL_HOURS),
         },
         { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+        {
+          provide: IdempotencyRetentionJob,
+          inject: [IdempotencyRepository],
+          useFactory: (keys: IdempotencyRepository) => new IdempotencyRetentionJob(keys, logger),
+        },
         ConversationsClient,
       ],
     };

@@ -42,7 +42,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp, logger), adapter, {
     logger: new PinoNestLogger(logger),
   });
   const fastify = app.getHttpAdapter().getInstance();
