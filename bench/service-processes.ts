@@ -9,7 +9,9 @@ export class ServiceProcesses {
   private readonly children: ChildProcess[] = [];
 
   start(service: 'gateway' | 'conversations', env: Record<string, string>): ChildProcess {
-    const child = spawn(process.execPath, [path.join(DIST, 'services', service, 'src', 'main.js')], {
+    // BENCH_PROFILE_DIR=/tmp/prof writes a V8 CPU profile per service on exit (open in Chrome DevTools).
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+    const child = spawn(process.execPath, [...profile, path.join(DIST, 'services', service, 'src', 'main.js')], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
