@@ -21,7 +21,8 @@ const USAGE = `usage: npm run cli -- <command> [options]
   keys:revoke --key-id ID
 PLAN: trial, pro or business, in any rendering (${Object.values(PLAN_NAMES).flat().join(', ')})`;
 
-class UsageError extends Error {}
+/** A mistake in the command line: reported with the usage text. */
+export class UsageError extends Error {}
 
 function required(value: string | undefined, flag: string): string {
   if (!value || !value.trim()) throw new UsageError(`--${flag} is required`);
@@ -41,9 +42,24 @@ function accountId(value: string | undefined): string {
   return id;
 }
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+/** Where the CLI writes: JSON lines on stdout, everything else on stderr. */
+export interface CliOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
 
-async function run(command: string | undefined, options: Record<string, string | undefined>, accounts: AccountsRepository) {
+const processOutput: CliOutput = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/** Runs one parsed command against the accounts repository; `print` emits one JSON line per value. */
+export async function runCommand(
+  command: string | undefined,
+  options: Record<string, string | undefined>,
+  accounts: AccountsRepository,
+  print: (value: unknown) => void,
+): Promise<void> {
   switch (command) {
     case 'accounts:create': {
       const account = await accounts.createAccount(required(options.name, 'name'), plan(options.plan));
@@ -74,29 +90,55 @@ async function run(command: string | undefined, options: Record<string, string |
   }
 }
 
-async function main(): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: process.argv.slice(2),
+export function parseCliArgs(argv: string[]) {
+  return parseArgs({
+    args: argv,
     allowPositionals: true,
-    options: { name: { type: 'string' }, plan: { type: 'string' }, account: { type: 'string' }, 'key-id': { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      account: { type: 'string' },
+      'key-id': { type: 'string' },
+    },
   });
-  const config = loadConfig({ ...databaseSchema, LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug']).default('warn') });
-  const logger = createLogger('cli', config.LOG_LEVEL);
-  await migrateGateway(config, logger);
-  const db = new DataSource(gatewayDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }));
-  await db.initialize();
+}
+
+/**
+ * The whole CLI for one command line (without `node cli.js`): migrates the gateway schema, runs
+ * the command and returns the exit code. Errors are reported on stderr, never thrown.
+ */
+export async function runCli(
+  argv: string[],
+  output: CliOutput = processOutput,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   try {
-    await run(positionals[0], values, new AccountsRepository(db));
-    return 0;
-  } finally {
-    await db.destroy();
+    const { positionals, values } = parseCliArgs(argv);
+    const config = loadConfig(
+      { ...databaseSchema, LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug']).default('warn') },
+      env,
+    );
+    const logger = createLogger('cli', config.LOG_LEVEL);
+    await migrateGateway(config, logger);
+    const db = new DataSource(gatewayDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }));
+    await db.initialize();
+    try {
+      await runCommand(positionals[0], values, new AccountsRepository(db), (value) =>
+        output.stdout(`${JSON.stringify(value)}\n`),
+      );
+      return 0;
+    } finally {
+      await db.destroy();
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    output.stderr(`error: ${message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
+    return 1;
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: Error) => {
-    process.stderr.write(`error: ${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
-    process.exit(1);
-  },
-);
+export async function main(argv: string[] = process.argv.slice(2)): Promise<never> {
+  process.exit(await runCli(argv));
+}
+
+if (require.main === module) void main();
