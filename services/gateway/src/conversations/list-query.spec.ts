@@ -1,0 +1,157 @@
+import { DomainError } from '@app/errors';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, parseListQuery } from './list-query';
+
+type Raw = Parameters<typeof parseListQuery>[0];
+
+function rejected(raw: Raw): DomainError {
+  try {
+    parseListQuery(raw);
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError);
+    const domain = error as DomainError;
+    expect(domain.code).toBe('validation_failed');
+    expect(domain.status).toBe(400);
+    return domain;
+  }
+  throw new Error(`expected ${JSON.stringify(raw)} to be rejected`);
+}
+
+const fields = (error: DomainError) => (error.errors ?? []).map((e) => e.field).sort();
+
+describe('parseListQuery', () => {
+  it('defaults to limit 20, offset 0 and no status filter', () => {
+    expect(DEFAULT_PAGE_SIZE).toBe(20);
+    expect(MAX_PAGE_SIZE).toBe(100);
+    expect(parseListQuery({})).toEqual({ limit: 20, offset: 0 });
+  });
+
+  it('reads the English names', () => {
+    expect(parseListQuery({ limit: '5', offset: '10', status: 'pending' })).toEqual({ limit: 5, offset: 10, status: 'pending' });
+  });
+
+  it.each([
+    [{ had: '7' }, { limit: 7, offset: 0 }],
+    [{ mengimbangi: '3' }, { limit: 20, offset: 3 }],
+    [{ 'przesunięcie': '4' }, { limit: 20, offset: 4 }],
+    [{ stan: 'w toku' }, { limit: 20, offset: 0, status: 'pending' }],
+    [{ had: '2', 'przesunięcie': '6', stan: 'zamknięte' }, { limit: 2, offset: 6, status: 'closed' }],
+  ] as Array<[Raw, object]>)('reads the other dialects\' names: %j', (raw, expected) => {
+    expect(parseListQuery(raw)).toEqual(expected);
+  });
+
+  it.each([
+    ['active', 'active'],
+    ['aktif', 'active'],
+    ['aktywne', 'active'],
+    ['closed', 'closed'],
+    ['ditutup', 'closed'],
+    ['zamknięte', 'closed'],
+    ['pending', 'pending'],
+    ['belum selesai', 'pending'],
+    ['w toku', 'pending'],
+    ['ACTIVE', 'active'],
+    ['Belum  Selesai', 'pending'],
+  ])('status=%j filters on %s', (text, status) => {
+    expect(parseListQuery({ status: text }).status).toBe(status);
+  });
+
+  it.each([['open'], [''], ['activ'], ['closed,active']])('rejects status=%j naming the status field', (text) => {
+    const error = rejected({ status: text });
+    expect(fields(error)).toEqual(['status']);
+    expect(error.errors![0].message).toContain('aktywne');
+  });
+
+  it.each([['0'], ['101'], ['-1'], ['1.5'], ['abc'], [''], ['1e2'], ['0x10'], ['99999999999999999999']])(
+    'rejects limit=%j',
+    (text) => {
+      expect(fields(rejected({ limit: text }))).toEqual(['limit']);
+    },
+  );
+
+  it.each([['1'], ['100'], [' 50 ']])('accepts limit=%j', (text) => {
+    expect(parseListQuery({ limit: text }).limit).toBe(Number(text));
+  });
+
+  it.each([['-1'], ['abc'], ['2.5'], ['']])('rejects offset=%j', (text) => {
+    expect(fields(rejected({ offset: text }))).toEqual(['offset']);
+  });
+
+  it('accepts a large offset', () => {
+    expect(parseListQuery({ offset: '1000000' }).offset).toBe(1_000_000);
+  });
+
+  it('rejects had=101 and mengimbangi=-1 under the canonical field names', () => {
+    expect(fields(rejected({ had: '101', mengimbangi: '-1' }))).toEqual(['limit', 'offset']);
+  });
+
+  describe('two spellings of one parameter', () => {
+    it('is a 400 when the values differ (limit=5&had=10)', () => {
+      const error = rejected({ limit: '5', had: '10' });
+      expect(fields(error)).toEqual(['limit']);
+      expect(error.errors![0].message).toContain('limit=5');
+      expect(error.errors![0].message).toContain('had=10');
+    });
+
+    it.each([
+      [{ offset: '1', mengimbangi: '2' }, 'offset'],
+      [{ offset: '1', 'przesunięcie': '2' }, 'offset'],
+      [{ mengimbangi: '1', 'przesunięcie': '2' }, 'offset'],
+      [{ status: 'active', stan: 'closed' }, 'status'],
+      [{ status: 'aktif', stan: 'zamknięte' }, 'status'],
+    ] as Array<[Raw, string]>)('is a 400 for %j', (raw, field) => {
+      expect(fields(rejected(raw))).toEqual([field]);
+    });
+
+    it.each([
+      [{ status: 'active', stan: 'aktywne' }, { status: 'active' }],
+      [{ status: 'belum selesai', stan: 'w toku' }, { status: 'pending' }],
+      [{ status: 'ditutup', stan: 'CLOSED' }, { status: 'closed' }],
+      [{ limit: '5', had: '5' }, { limit: 5 }],
+      [{ offset: '3', mengimbangi: '3', 'przesunięcie': '3' }, { offset: 3 }],
+    ] as Array<[Raw, object]>)('is fine when they mean the same value: %j', (raw, expected) => {
+      expect(parseListQuery(raw)).toMatchObject(expected);
+    });
+
+    it('treats numerically equal spellings as the same value (limit=5&had=05)', () => {
+      expect(parseListQuery({ limit: '5', had: '05' })).toMatchObject({ limit: 5 });
+    });
+  });
+
+  describe('a repeated parameter', () => {
+    it('is fine with the same value twice', () => {
+      expect(parseListQuery({ limit: ['5', '5'] })).toMatchObject({ limit: 5 });
+    });
+
+    it('is a 400 with different values', () => {
+      expect(fields(rejected({ limit: ['5', '6'] }))).toEqual(['limit']);
+      expect(fields(rejected({ stan: ['aktywne', 'zamknięte'] }))).toEqual(['stan']);
+    });
+  });
+
+  it('reports every bad parameter at once', () => {
+    const error = rejected({ limit: '0', offset: '-5', status: 'nope', snapshot: 'yesterday' });
+    expect(fields(error)).toEqual(['limit', 'offset', 'snapshot', 'status']);
+  });
+
+  it('ignores unknown parameters', () => {
+    expect(parseListQuery({ foo: 'bar', page: '2', limit: '3' })).toEqual({ limit: 3, offset: 0 });
+  });
+
+  describe('snapshot', () => {
+    it.each([
+      ['2024-05-01T12:00:00Z', '2024-05-01T12:00:00.000Z'],
+      ['2024-05-01T12:00:00.123Z', '2024-05-01T12:00:00.123Z'],
+      ['2024-05-01T14:00:00.5+02:00', '2024-05-01T12:00:00.500Z'],
+      ['2024-05-01T07:30:00-04:30', '2024-05-01T12:00:00.000Z'],
+    ])('normalises %j to %j', (text, iso) => {
+      expect(parseListQuery({ snapshot: text })).toEqual({ limit: 20, offset: 0, snapshot: iso });
+    });
+
+    it.each([['yesterday'], ['2024-05-01'], ['2024-05-01 12:00:00Z'], ['2024-13-01T00:00:00Z'], ['1714564800'], ['']])(
+      'rejects %j',
+      (text) => {
+        expect(fields(rejected({ snapshot: text }))).toEqual(['snapshot']);
+      },
+    );
+  });
+});
