@@ -9,6 +9,7 @@ import { PinoNestLogger } from '@app/observability';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { GatewayAppModule } from './gateway-app.module';
+import { frameworkErrorHandler } from './http/framework-errors';
 import { registerHttpHooks } from './http/http-hooks';
 import { ProblemFilter } from './http/problem.filter';
 import { requestIdFor } from './http/request-id';
@@ -35,7 +36,9 @@ export async function migrateGateway(config: Pick<GatewayConfig, 'DATABASE_URL'>
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   await migrateGateway(config, logger);
   const amqp = connectAmqp(config.AMQP_URL, 'gateway', logger);
+  let authenticator: ApiKeyAuthenticator | undefined;
   const adapter = new FastifyAdapter({
+    frameworkErrors: frameworkErrorHandler(() => authenticator),
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: requestIdFor,
     logger: false,
@@ -44,10 +47,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp, logger), adapter, {
     logger: new PinoNestLogger(logger),
+    // Only Fastify's own JSON parser: anything else (forms included) is a 415.
+    bodyParser: false,
   });
+  const apiKeys = app.get(ApiKeyAuthenticator);
+  authenticator = apiKeys;
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
-  registerHttpHooks(fastify, app.get(ApiKeyAuthenticator), logger);
+  registerHttpHooks(fastify, apiKeys, logger);
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(bodyValidationPipe());
   setUpOpenApi(app);

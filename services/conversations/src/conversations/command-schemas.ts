@@ -8,8 +8,14 @@ import { DomainError } from '@app/errors';
  * the only publisher a queue can have.
  */
 const uuid = z.string().uuid();
-const text = (max: number) => z.string().max(max).nullable().optional();
-const message = z.object({ content: z.string().min(1).max(MESSAGE_CONTENT_MAX), sender: z.enum(MESSAGE_SENDERS) });
+/** Lengths in characters (code points), as the gateway and the OpenAPI document count them. */
+const characters = (min: number, max: number) =>
+  z.string().refine((value) => {
+    const length = [...value].length;
+    return length >= min && length <= max;
+  }, `must be ${min} to ${max} characters long`);
+const text = (max: number) => characters(0, max).nullable().optional();
+const message = z.object({ content: characters(1, MESSAGE_CONTENT_MAX), sender: z.enum(MESSAGE_SENDERS) });
 
 export const commandSchemas = {
   list: z.object({

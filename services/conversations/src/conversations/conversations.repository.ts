@@ -145,7 +145,8 @@ export class ConversationsRepository {
     current: ConversationRow,
     status: ConversationStatus,
   ): Promise<ConversationRow> {
-    const [row] = await tx.query(
+    // For UPDATE, TypeORM's query() answers [rows, affected count].
+    const [[row]] = await tx.query(
       `UPDATE conversations.conversations c
           SET status = $3, updated_at = now(),
               closed_at = CASE WHEN $3 = 'closed' THEN now() ELSE NULL END

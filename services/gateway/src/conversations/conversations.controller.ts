@@ -89,7 +89,7 @@ export class ConversationsController {
   @ApiCreatedResponse({ type: ConversationResponse })
   @ApiProblems('validation_failed', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'idempotency_key_reused', 'idempotency_key_in_use')
   async create(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Body() body: CreateConversationDto) {
-    const status = body.status === undefined ? undefined : bodyStatus(body.status, ['active', 'pending']);
+    const status = body.status == null ? undefined : bodyStatus(body.status, ['active', 'pending']);
     const created = await this.conversations.create(call, {
       visitor: body.visitor,
       subject: body.subject,

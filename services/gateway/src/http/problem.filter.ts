@@ -60,10 +60,11 @@ function fromHttpException(exception: HttpException, request: FastifyRequest): D
   }
 }
 
+export function problemFor(error: DomainError, request: FastifyRequest) {
+  return toProblem(error, request.id, request.url.split('?')[0]);
+}
+
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: DomainError): FastifyReply {
   if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="api", error="invalid_token"');
-  return reply
-    .status(error.status)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send(toProblem(error, request.id, request.url.split('?')[0]));
+  return reply.header('x-request-id', request.id).status(error.status).type(PROBLEM_CONTENT_TYPE).send(problemFor(error, request));
 }

@@ -1,4 +1,4 @@
-import { registerDecorator, ValidationOptions } from 'class-validator';
+import { isEmail, registerDecorator, ValidationOptions } from 'class-validator';
 
 /**
  * Postgres cannot store U+0000 in text or jsonb, and rejects unpaired UTF-16 surrogates in jsonb.
@@ -51,6 +51,23 @@ export function MetadataObject(options?: ValidationOptions): PropertyDecorator {
           !Array.isArray(value) &&
           Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES &&
           isStorableJson(value),
+      },
+    });
+}
+
+/**
+ * An email address. validator.js's isEmail throws (URIError) on unpaired surrogates instead of
+ * answering false, so storability is checked first.
+ */
+export function ContactEmail(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'contactEmail',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: '$property must be a valid email address', ...options },
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && isStorableText(value) && isEmail(value),
       },
     });
 }

@@ -8,7 +8,7 @@ export class IdempotencyKeyEntity {
   @Column({ type: 'text' }) path: string;
   @Column({ type: 'text', name: 'body_hash' }) bodyHash: string;
   @Column({ type: 'integer', name: 'status_code', nullable: true }) statusCode: number | null;
-  @Column({ type: 'jsonb', name: 'response_body', nullable: true }) responseBody: unknown;
+  @Column({ type: 'text', name: 'response_body', nullable: true }) responseBody: string | null;
   @Column({ type: 'timestamptz', name: 'created_at', precision: 3 }) createdAt: Date;
   @Column({ type: 'timestamptz', name: 'completed_at', precision: 3, nullable: true }) completedAt: Date | null;
 }

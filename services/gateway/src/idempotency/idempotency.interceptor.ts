@@ -3,7 +3,8 @@ import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { from, lastValueFrom, Observable } from 'rxjs';
-import { DomainError, toProblem } from '@app/errors';
+import { DomainError } from '@app/errors';
+import { problemFor } from '../http/problem.filter';
 import { commandIdFor, hashBody } from './canonical-json';
 import { IdempotencyRepository, StoredIdempotencyKey } from './idempotency.repository';
 import { ReplayedResponse } from './replayed-response';
@@ -47,11 +48,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     request.commandId = commandIdFor(accountId, key);
     try {
       const body = await lastValueFrom(next.handle(), { defaultValue: undefined });
-      await this.keys.complete(accountId, key, successStatus, body);
+      await this.keys.complete(accountId, key, successStatus, JSON.stringify(body) ?? '');
       return body;
     } catch (error) {
       if (error instanceof DomainError && error.status < 500) {
-        await this.keys.complete(accountId, key, error.status, toProblem(error, request.id, path));
+        // Exactly what the problem filter sends for this error.
+        await this.keys.complete(accountId, key, error.status, JSON.stringify(problemFor(error, request)));
       } else {
         await this.keys.release(accountId, key);
       }

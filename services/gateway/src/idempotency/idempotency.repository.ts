@@ -5,7 +5,8 @@ export interface StoredIdempotencyKey {
   path: string;
   bodyHash: string;
   statusCode: number | null;
-  responseBody: unknown;
+  /** The response body exactly as it was sent, so a replay is byte-identical. */
+  responseBody: string | null;
 }
 
 /** Idempotency keys per account, in the gateway's schema. */
@@ -51,11 +52,11 @@ export class IdempotencyRepository {
     };
   }
 
-  async complete(accountId: string, key: string, statusCode: number, responseBody: unknown): Promise<void> {
+  async complete(accountId: string, key: string, statusCode: number, responseBody: string): Promise<void> {
     await this.db.query(
       `UPDATE gateway.idempotency_keys SET status_code = $3, response_body = $4, completed_at = now()
         WHERE account_id = $1 AND key = $2`,
-      [accountId, key, statusCode, JSON.stringify(responseBody)],
+      [accountId, key, statusCode, responseBody],
     );
   }
 

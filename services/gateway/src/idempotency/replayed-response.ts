@@ -10,7 +10,7 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 export class ReplayedResponse extends Error {
   constructor(
     readonly statusCode: number,
-    readonly body: unknown,
+    readonly body: string | null,
   ) {
     super('replayed idempotent response');
   }
@@ -20,6 +20,6 @@ export class ReplayedResponse extends Error {
       .status(this.statusCode)
       .header(REPLAYED_HEADER, 'true')
       .type(this.statusCode >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
-      .send(this.body);
+      .send(this.body ?? '');
   }
 }

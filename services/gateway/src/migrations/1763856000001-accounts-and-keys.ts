@@ -31,7 +31,7 @@ export class AccountsAndKeys1763856000001 implements MigrationInterface {
         path          text NOT NULL,
         body_hash     text NOT NULL,
         status_code   integer,
-        response_body jsonb,
+        response_body text,
         created_at    timestamptz(3) NOT NULL DEFAULT now(),
         completed_at  timestamptz(3),
         PRIMARY KEY (account_id, key)

@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  IsEmail,
   IsIn,
   IsObject,
   IsOptional,
@@ -13,7 +12,7 @@ import {
 } from 'class-validator';
 import { MESSAGE_CONTENT_MAX, MESSAGE_SENDERS, MessageSender } from '@app/contracts';
 import { ALL_STATUS_SPELLINGS } from '@app/dialects';
-import { MetadataObject, StorableText } from '../../http/safe-text';
+import { ContactEmail, MetadataObject, StorableText } from '../../http/safe-text';
 
 export class VisitorDto {
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, example: 'Ada Lovelace' })
@@ -21,7 +20,7 @@ export class VisitorDto {
   name?: string | null;
 
   @ApiPropertyOptional({ type: String, nullable: true, format: 'email', maxLength: 320, example: 'ada@example.com' })
-  @IsOptional() @IsEmail() @MaxLength(320) @StorableText()
+  @IsOptional() @ContactEmail() @MaxLength(320)
   email?: string | null;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 50, example: '+44 20 7946 0958' })
@@ -57,7 +56,7 @@ export class CreateConversationDto {
     example: 'active',
     default: 'active',
   })
-  @IsOptional() @IsString() @MaxLength(50)
+  @ValidateIf((body: CreateConversationDto) => body.status !== undefined) @IsString() @MaxLength(50)
   status?: string;
 
   @ApiPropertyOptional({ type: SendMessageDto, description: 'A first message; a visitor one emits message.received.' })
@@ -78,8 +77,8 @@ export class CaptureLeadDto {
 
   @ApiPropertyOptional({ type: String, nullable: true, format: 'email', description: 'Email or phone is required.', example: 'ada@example.com' })
   @ValidateIf((lead: CaptureLeadDto) => lead.email != null || lead.phone == null)
-  @IsEmail({}, { message: 'email must be a valid email address (email or phone is required)' })
-  @MaxLength(320) @StorableText()
+  @ContactEmail({ message: 'email must be a valid email address (email or phone is required)' })
+  @MaxLength(320)
   email?: string | null;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 50, example: '+44 20 7946 0958' })
