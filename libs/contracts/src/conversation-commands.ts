@@ -16,7 +16,7 @@ export interface ListConversationsQuery {
   limit: number;
   offset: number;
   status?: ConversationStatus;
-  /** ISO timestamp: rows created after it are hidden, so offsets stay stable while paging. */
+  /** A pg_snapshot (see list-snapshot.ts): rows created by transactions it does not see are hidden. */
   snapshot?: string;
 }
 

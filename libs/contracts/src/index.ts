@@ -3,3 +3,4 @@ export * from './conversation-views';
 export * from './conversation-commands';
 export * from './rpc-envelope';
 export * from './domain-events';
+export * from './list-snapshot';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '@app/dialects';
-import { MESSAGE_CONTENT_MAX, MESSAGE_SENDERS } from '@app/contracts';
+import { isPgSnapshot, MESSAGE_CONTENT_MAX, MESSAGE_SENDERS } from '@app/contracts';
 import { DomainError } from '@app/errors';
 
 /**
@@ -22,7 +22,7 @@ export const commandSchemas = {
     limit: z.number().int().min(1).max(100),
     offset: z.number().int().min(0),
     status: z.enum(CONVERSATION_STATUSES).optional(),
-    snapshot: z.string().datetime().optional(),
+    snapshot: z.string().refine(isPgSnapshot, 'must be a pg_snapshot').optional(),
   }),
   get: z.object({ conversationId: uuid }),
   create: z.object({

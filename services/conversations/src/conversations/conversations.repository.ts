@@ -37,26 +37,29 @@ export class ConversationsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * One page, newest first, as of `snapshot` (rows created later are hidden so offsets stay
-   * stable while others create conversations). The total comes from the per-status counters minus
-   * the few rows created after the snapshot, so it costs the same for 10 or 10 million rows.
+   * One page, newest first, as of `snapshot` (a pg_snapshot; the statement's own for a first
+   * page). Rows whose creating transaction the snapshot does not see are hidden, so offsets stay
+   * stable while others create conversations. The total is the per-status counters minus the few
+   * rows the snapshot does not see, so it costs the same for 10 or 10 million conversations.
    */
   async listPage(accountId: string, query: ListConversationsQuery): Promise<ConversationPageRows> {
-    const statusFilter = query.status ? 'AND status = $5' : '';
+    const statusFilter = query.status ? 'AND c.status = $5' : '';
     const params: unknown[] = [accountId, query.limit, query.offset, query.snapshot ?? null];
     if (query.status) params.push(query.status);
     const rows: Array<ConversationRow & { total: string; snapshot: string; id: string | null }> = await this.db.query(
-      `WITH meta AS (SELECT date_trunc('milliseconds', COALESCE($4::timestamptz, now())) AS snapshot),
+      `WITH meta AS (SELECT COALESCE($4::pg_snapshot, pg_current_snapshot()) AS snapshot),
             counted AS (
-              SELECT (SELECT COALESCE(SUM(count), 0) FROM conversations.status_counts
-                       WHERE account_id = $1 ${statusFilter})
-                   - (SELECT count(*) FROM conversations.conversations
-                       WHERE account_id = $1 ${statusFilter} AND created_at > (SELECT snapshot FROM meta)) AS total)
-       SELECT counted.total, ${iso('meta.snapshot')} AS snapshot, page.*
+              SELECT (SELECT COALESCE(SUM(count), 0) FROM conversations.status_counts c
+                       WHERE c.account_id = $1 ${statusFilter})
+                   - (SELECT count(*) FROM conversations.conversations c, meta
+                       WHERE c.account_id = $1 ${statusFilter}
+                         AND c.created_xid >= pg_snapshot_xmin(meta.snapshot)
+                         AND NOT pg_visible_in_snapshot(c.created_xid, meta.snapshot)) AS total)
+       SELECT counted.total, meta.snapshot::text AS snapshot, page.*
          FROM meta CROSS JOIN counted
          LEFT JOIN LATERAL (
            SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c
-            WHERE c.account_id = $1 ${statusFilter.replace('status', 'c.status')} AND c.created_at <= meta.snapshot
+            WHERE c.account_id = $1 ${statusFilter} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot)
             ORDER BY c.created_at DESC, c.id DESC
             LIMIT $2 OFFSET $3) page ON true`,
       params,

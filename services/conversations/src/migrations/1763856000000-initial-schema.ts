@@ -18,13 +18,16 @@ export class InitialSchema1763856000000 implements MigrationInterface {
         last_message_at timestamptz(3),
         created_at      timestamptz(3) NOT NULL,
         updated_at      timestamptz(3) NOT NULL,
-        closed_at       timestamptz(3)
+        closed_at       timestamptz(3),
+        -- The creating transaction, so a paged list can hide rows its snapshot does not see.
+        created_xid     xid8 NOT NULL DEFAULT pg_current_xact_id()
       )`);
     // Serves the list (newest first) with and without a status filter, and its snapshot counts.
     await db.query(`CREATE INDEX conversations_account_created ON conversations.conversations (account_id, created_at DESC, id DESC)`);
     await db.query(
       `CREATE INDEX conversations_account_status_created ON conversations.conversations (account_id, status, created_at DESC, id DESC)`,
     );
+    await db.query(`CREATE INDEX conversations_account_xid ON conversations.conversations (account_id, created_xid)`);
 
     await db.query(`
       CREATE TABLE conversations.messages (

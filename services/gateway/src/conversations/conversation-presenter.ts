@@ -1,4 +1,4 @@
-import type { ConversationPage, ConversationView, ConversationWithMessagesView } from '@app/contracts';
+import { ConversationPage, ConversationView, ConversationWithMessagesView, encodeSnapshotToken } from '@app/contracts';
 import { Dialect, renderStatus } from '@app/dialects';
 
 /** Renders service views in the caller's dialect: only status values change, never field names. */
@@ -7,7 +7,8 @@ export function presentConversation<T extends ConversationView | ConversationWit
 }
 
 export function presentPage(page: ConversationPage, dialect: Dialect, collectionPath: string, status?: string) {
-  const { limit, offset, total, snapshot } = page.pagination;
+  const { limit, offset, total } = page.pagination;
+  const snapshot = encodeSnapshotToken(page.pagination.snapshot);
   const nextOffset = offset + limit;
   const next =
     nextOffset < total

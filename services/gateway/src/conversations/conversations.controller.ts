@@ -59,7 +59,7 @@ export class ConversationsController {
   @ApiQuery({ name: 'limit', required: false, description: 'Page size 1..100 (alias `had`).', schema: { type: 'integer', default: 20 } })
   @ApiQuery({ name: 'offset', required: false, description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).', schema: { type: 'integer', default: 0 } })
   @ApiQuery({ name: 'status', required: false, description: 'Filter in any dialect (alias `stan`).', enum: ALL_STATUS_SPELLINGS })
-  @ApiQuery({ name: 'snapshot', required: false, description: '`pagination.snapshot` of the first page.', schema: { type: 'string', format: 'date-time' } })
+  @ApiQuery({ name: 'snapshot', required: false, description: '`pagination.snapshot` of the first page.', schema: { type: 'string' } })
   @ApiOkResponse({ type: ConversationListResponse })
   @ApiProblems('validation_failed')
   async list(

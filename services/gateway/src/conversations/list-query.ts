@@ -1,11 +1,10 @@
-import type { ListConversationsQuery } from '@app/contracts';
+import { decodeSnapshotToken, ListConversationsQuery } from '@app/contracts';
 import { ALL_STATUS_SPELLINGS, LIST_QUERY_ALIASES, ListQueryParam, parseStatus } from '@app/dialects';
 import { DomainError, FieldError } from '@app/errors';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 const MAX_OFFSET = 1_000_000_000;
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
 type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -24,12 +23,13 @@ export function parseListQuery(raw: RawQuery): ListConversationsQuery {
   if (statusText !== undefined && !status) {
     errors.push({ field: 'status', message: `must be one of: ${ALL_STATUS_SPELLINGS.join(', ')}` });
   }
-  const snapshot = single(raw.snapshot, 'snapshot', errors);
-  if (snapshot !== undefined && (!ISO_TIMESTAMP.test(snapshot) || Number.isNaN(Date.parse(snapshot)))) {
-    errors.push({ field: 'snapshot', message: 'must be an ISO 8601 timestamp as returned in pagination.snapshot' });
+  const token = single(raw.snapshot, 'snapshot', errors);
+  const snapshot = token === undefined ? undefined : decodeSnapshotToken(token);
+  if (token !== undefined && !snapshot) {
+    errors.push({ field: 'snapshot', message: 'must be a pagination.snapshot token returned by an earlier page' });
   }
   if (errors.length > 0) throw DomainError.validation(errors);
-  return { limit, offset, ...(status && { status }), ...(snapshot && { snapshot: new Date(snapshot).toISOString() }) };
+  return { limit, offset, ...(status && { status }), ...(snapshot && { snapshot }) };
 }
 
 /** The one value given for a parameter across its spellings, or a conflict error. */

@@ -40,8 +40,9 @@ export class PaginationResponse {
   @ApiProperty({ example: 0 }) offset: number;
   @ApiProperty({ description: 'Conversations matching the filter as of the snapshot.', example: 57 }) total: number;
   @ApiProperty({
-    format: 'date-time',
-    description: 'Pass it back as `snapshot` to page through a list that does not shift while others create conversations.',
+    description:
+      'Opaque token of the moment the first page was read. Pass it back as `snapshot` (as `next` does) to page through a list that does not shift while others create conversations.',
+    example: 'NzY4Ojc3MDo3Njk',
   })
   snapshot: string;
   @ApiProperty({ type: String, nullable: true, description: 'Path of the next page (same snapshot), or null on the last page.' })
