@@ -1,0 +1,423 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import amqp, { Channel, ChannelModel, ConsumeMessage, GetMessage } from 'amqplib';
+import {
+  CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
+  CONVERSATIONS_RPC_QUEUE,
+  ConversationPatterns,
+  RpcReply,
+  RpcRequest,
+} from '@app/contracts';
+import { eventually, TestAccount, TestStack } from '@app/testing';
+
+/**
+ * The conversations service's RPC queue, driven directly with amqplib as any publisher could
+ * (DESIGN.md, Pitfalls): commands are applied once per commandId however often they arrive,
+ * redelivered or concurrently; poison messages are dead-lettered instead of looping or blocking;
+ * unknown patterns and bad payloads get error replies and are acknowledged.
+ */
+
+const REPLY_TO = 'amq.rabbitmq.reply-to';
+const REPLY_DEADLINE_MS = 10_000;
+
+interface Reply {
+  body: RpcReply<any>;
+  message: ConsumeMessage;
+}
+
+/** A publisher on the RPC queue with a direct reply-to consumer, correlating replies by id. */
+class RpcProbe {
+  private readonly waiting = new Map<string, (reply: Reply) => void>();
+  readonly replies: Reply[] = [];
+
+  private constructor(
+    readonly connection: ChannelModel,
+    readonly channel: Channel,
+  ) {}
+
+  static async open(): Promise<RpcProbe> {
+    const connection = await amqp.connect(process.env.AMQP_URL!);
+    const channel = await connection.createChannel();
+    const probe = new RpcProbe(connection, channel);
+    await channel.consume(
+      REPLY_TO,
+      (message) => {
+        if (!message) return;
+        const reply = { body: JSON.parse(message.content.toString('utf8')), message };
+        probe.replies.push(reply);
+        probe.waiting.get(message.properties.correlationId)?.(reply);
+      },
+      { noAck: true },
+    );
+    return probe;
+  }
+
+  /** Publishes raw bytes with a reply address; resolves with the reply or rejects at the deadline. */
+  callRaw(content: Buffer, correlationId = randomUUID()): Promise<Reply> {
+    const reply = this.replyFor(correlationId);
+    this.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, {
+      replyTo: REPLY_TO,
+      correlationId,
+      contentType: 'application/json',
+    });
+    return reply;
+  }
+
+  call(request: RpcRequest, correlationId = randomUUID()): Promise<Reply> {
+    return this.callRaw(Buffer.from(JSON.stringify(request)), correlationId);
+  }
+
+  replyFor(correlationId: string): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(correlationId);
+        reject(new Error(`no reply for ${correlationId} within ${REPLY_DEADLINE_MS} ms`));
+      }, REPLY_DEADLINE_MS);
+      this.waiting.set(correlationId, (reply) => {
+        clearTimeout(timer);
+        this.waiting.delete(correlationId);
+        resolve(reply);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.channel.close().catch(() => undefined);
+    await this.connection.close().catch(() => undefined);
+  }
+}
+
+interface QueueState {
+  ready: number;
+  unacked: number;
+  consumers: number;
+}
+
+/** Ready and unacknowledged counts as the broker sees them (checkQueue does not show unacked). */
+function queueState(queue: string): QueueState {
+  const output = execFileSync(
+    'rabbitmqctl',
+    ['-q', 'list_queues', '-p', process.env.TEST_RUN_ID!, 'name', 'messages_ready', 'messages_unacknowledged', 'consumers', '--no-table-headers'],
+    { encoding: 'utf8' },
+  );
+  for (const line of output.trim().split('\n')) {
+    const [name, ready, unacked, consumers] = line.trim().split(/\s+/);
+    if (name === queue) return { ready: Number(ready), unacked: Number(unacked), consumers: Number(consumers) };
+  }
+  throw new Error(`queue ${queue} not found in:\n${output}`);
+}
+
+async function expectRpcQueueDrained(): Promise<void> {
+  await eventually(() => {
+    const state = queueState(CONVERSATIONS_RPC_QUEUE);
+    expect(state).toEqual({ ready: 0, unacked: 0, consumers: 1 });
+    return true;
+  }, 15_000, 250);
+}
+
+describe('conversations.rpc: redelivery, duplicates and poison messages', () => {
+  let stack: TestStack;
+  let probe: RpcProbe;
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    stack = await TestStack.start();
+    probe = await RpcProbe.open();
+    account = await stack.createAccount();
+  });
+  afterAll(async () => {
+    await probe?.close();
+    await stack?.close();
+  });
+
+  const request = (pattern: string, data: unknown, commandId = randomUUID()): RpcRequest => ({
+    pattern,
+    commandId,
+    requestId: `req-${randomUUID()}`,
+    accountId: account.accountId,
+    data,
+  });
+
+  async function createConversation(): Promise<string> {
+    const { body } = await probe.call(request(ConversationPatterns.create, { subject: 'rpc' }));
+    expect(body.ok).toBe(true);
+    return (body as { data: { id: string } }).data.id;
+  }
+
+  async function messagesOf(conversationId: string) {
+    return stack.query(`SELECT id, sender, content FROM conversations.messages WHERE conversation_id = $1 ORDER BY position`, [
+      conversationId,
+    ]);
+  }
+
+  async function outboxOf(conversationId: string) {
+    return stack.query(`SELECT type, envelope FROM conversations.outbox WHERE conversation_id = $1 ORDER BY id`, [conversationId]);
+  }
+
+  it('replies on the reply address with the request correlation id, as JSON', async () => {
+    const correlationId = randomUUID();
+    const reply = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }), correlationId);
+    expect(reply.message.properties.correlationId).toBe(correlationId);
+    expect(reply.message.properties.contentType).toBe('application/json');
+    expect(reply.body).toMatchObject({ ok: true, data: { pagination: { limit: 1, offset: 0 } } });
+  });
+
+  it('the same send-message command twice creates one message, and both replies are identical', async () => {
+    const conversationId = await createConversation();
+    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'only once', sender: 'visitor' });
+    const first = await probe.call(command);
+    const second = await probe.call({ ...command, requestId: `req-${randomUUID()}` }); // a retry has its own request id
+    expect(first.body.ok).toBe(true);
+    expect(second.body).toEqual(first.body);
+
+    const messages = await messagesOf(conversationId);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ id: (first.body as any).data.id, content: 'only once' });
+    const [conversation] = await stack.query(`SELECT message_count FROM conversations.conversations WHERE id = $1`, [conversationId]);
+    expect(conversation.message_count).toBe(1);
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'message.received']);
+    const processed = await stack.query(`SELECT count(*)::int AS n FROM conversations.processed_commands WHERE command_id = $1`, [
+      command.commandId,
+    ]);
+    expect(processed[0].n).toBe(1);
+  });
+
+  it('the same command arriving concurrently (10 copies) is applied once; every reply is the same', async () => {
+    const conversationId = await createConversation();
+    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'racing', sender: 'agent' });
+    const replies = await Promise.all(Array.from({ length: 10 }, () => probe.call(command)));
+    expect(replies[0].body.ok).toBe(true);
+    for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
+    expect(await messagesOf(conversationId)).toHaveLength(1);
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'message.sent']);
+  });
+
+  it('a duplicated create is applied once (one conversation, one conversation.started)', async () => {
+    const command = request(ConversationPatterns.create, { subject: `dup-${randomUUID()}` });
+    const replies = await Promise.all([probe.call(command), probe.call(command), probe.call(command)]);
+    expect(replies[0].body.ok).toBe(true);
+    for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
+    const rows = await stack.query(`SELECT id FROM conversations.conversations WHERE account_id = $1 AND subject = $2`, [
+      account.accountId,
+      (command.data as { subject: string }).subject,
+    ]);
+    expect(rows).toHaveLength(1);
+    expect((await outboxOf(rows[0].id)).map((row) => row.type)).toEqual(['conversation.started']);
+  });
+
+  it('duplicated leads are applied once', async () => {
+    const conversationId = await createConversation();
+    const lead = request(ConversationPatterns.captureLead, { conversationId, email: 'dup@example.com' });
+    const replies = await Promise.all([probe.call(lead), probe.call(lead), probe.call(lead)]);
+    expect(replies[0].body.ok).toBe(true);
+    for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
+    const leads = await stack.query(`SELECT id FROM conversations.leads WHERE conversation_id = $1`, [conversationId]);
+    expect(leads).toEqual([{ id: (replies[0].body as any).data.id }]);
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'lead.captured']);
+  });
+
+  it('a status change replayed after later changes is not applied again: the stored reply comes back', async () => {
+    const conversationId = await createConversation();
+    const close = request(ConversationPatterns.changeStatus, { conversationId, status: 'closed' });
+    const first = await probe.call(close);
+    expect(first.body).toMatchObject({ ok: true, data: { status: 'closed' } });
+    const reopen = await probe.call(request(ConversationPatterns.changeStatus, { conversationId, status: 'active' }));
+    expect(reopen.body).toMatchObject({ ok: true, data: { status: 'active' } });
+
+    const replayed = await probe.call(close);
+    expect(replayed.body).toEqual(first.body);
+    const [row] = await stack.query(`SELECT status, closed_at FROM conversations.conversations WHERE id = $1`, [conversationId]);
+    expect(row).toEqual({ status: 'active', closed_at: null });
+    expect((await outboxOf(conversationId)).map((r) => r.type)).toEqual([
+      'conversation.started',
+      'conversation.closed',
+      'conversation.reopened',
+    ]);
+  });
+
+  it('a command redelivered by the broker (redelivered flag set) after it was applied is answered from the stored reply', async () => {
+    const conversationId = await createConversation();
+    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'redelivered', sender: 'visitor' });
+    const first = await probe.call(command);
+    expect(first.body.ok).toBe(true);
+
+    await stack.stopConversations();
+    const correlationId = randomUUID();
+    let replyPromise: Promise<Reply> | undefined;
+    try {
+      // The copy waits in the queue; a consumer takes it and gives it back unacknowledged, as a
+      // crashed replica would, so the broker marks it redelivered.
+      replyPromise = probe.callRaw(Buffer.from(JSON.stringify(command)), correlationId);
+      const grabber = await probe.connection.createChannel();
+      const taken = await eventually(async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false);
+      expect((taken as GetMessage).properties.correlationId).toBe(correlationId);
+      expect((taken as GetMessage).fields.redelivered).toBe(false);
+      grabber.nack(taken as GetMessage, false, true);
+      const again = await eventually(async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false);
+      expect((again as GetMessage).fields.redelivered).toBe(true);
+      grabber.nack(again as GetMessage, false, true);
+      await grabber.close();
+    } finally {
+      await stack.startConversations();
+    }
+    const second = await replyPromise!;
+    expect(second.body).toEqual(first.body);
+    expect(await messagesOf(conversationId)).toHaveLength(1);
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'message.received']);
+    await expectRpcQueueDrained();
+  });
+
+  it('a command redelivered before it was ever applied is applied exactly once', async () => {
+    const conversationId = await createConversation();
+    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'first time redelivered', sender: 'agent' });
+    await stack.stopConversations();
+    let replyPromise: Promise<Reply> | undefined;
+    try {
+      replyPromise = probe.call(command);
+      const grabber = await probe.connection.createChannel();
+      await eventually(async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false);
+      await grabber.close(); // closing with the delivery unacknowledged requeues it, redelivered
+    } finally {
+      await stack.startConversations();
+    }
+    const reply = await replyPromise!;
+    expect(reply.body.ok).toBe(true);
+    const messages = await messagesOf(conversationId);
+    expect(messages).toHaveLength(1);
+    expect(messages[0].id).toBe((reply.body as any).data.id);
+  });
+
+  describe('poison messages', () => {
+    async function deadLettered(marker: string): Promise<GetMessage> {
+      const channel = await probe.connection.createChannel();
+      try {
+        return await eventually(async () => {
+          const others: GetMessage[] = [];
+          let found: GetMessage | undefined;
+          for (;;) {
+            const message = await channel.get(CONVERSATIONS_RPC_DEAD_LETTER_QUEUE, { noAck: false });
+            if (!message) break;
+            if (!found && message.content.toString('utf8').includes(marker)) {
+              found = message;
+              channel.ack(message);
+            } else {
+              others.push(message);
+            }
+          }
+          for (const other of others) channel.nack(other, false, true);
+          if (!found) throw new Error(`no dead-lettered message containing ${marker}`);
+          return found;
+        });
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    }
+
+    it.each([
+      ['not JSON', (marker: string) => `this is { not json ${marker}`],
+      ['a JSON string', (marker: string) => JSON.stringify(`just a string ${marker}`)],
+      ['a JSON array', (marker: string) => JSON.stringify([ConversationPatterns.list, marker])],
+      [
+        'an envelope without commandId',
+        (marker: string) =>
+          JSON.stringify({ pattern: ConversationPatterns.list, requestId: marker, accountId: randomUUID(), data: { limit: 1, offset: 0 } }),
+      ],
+      [
+        'an envelope with an empty accountId',
+        (marker: string) =>
+          JSON.stringify({ pattern: ConversationPatterns.list, commandId: marker, requestId: marker, accountId: '', data: {} }),
+      ],
+    ])('%s is moved to the dead-letter queue and does not block the next command', async (_name, build) => {
+      const marker = `poison-${randomUUID()}`;
+      const content = Buffer.from(build(marker), 'utf8');
+      probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, { replyTo: REPLY_TO, correlationId: marker });
+
+      const next = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }));
+      expect(next.body.ok).toBe(true);
+
+      const dead = await deadLettered(marker);
+      expect(dead.content.equals(content)).toBe(true);
+      expect(dead.properties.deliveryMode).toBe(2);
+      expect(dead.properties.headers).toMatchObject({
+        'x-original-queue': CONVERSATIONS_RPC_QUEUE,
+        'x-dead-letter-reason': expect.any(String),
+      });
+      await expectRpcQueueDrained();
+    });
+
+    it('a burst of poison between valid commands: every valid command is answered', async () => {
+      const markers = Array.from({ length: 5 }, () => `burst-${randomUUID()}`);
+      const calls: Array<Promise<Reply>> = [];
+      for (const marker of markers) {
+        probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, Buffer.from(`<<${marker}>>`));
+        calls.push(probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 })));
+      }
+      const replies = await Promise.all(calls);
+      expect(replies.map((r) => r.body.ok)).toEqual(Array(5).fill(true));
+      for (const marker of markers) await deadLettered(marker);
+      await expectRpcQueueDrained();
+    });
+  });
+
+  it('an unknown pattern gets an internal_error reply and is acknowledged', async () => {
+    const reply = await probe.call(request('conversations.delete-everything', { conversationId: randomUUID() }));
+    expect(reply.body).toEqual({ ok: false, error: { code: 'internal_error', detail: expect.any(String) } });
+    const next = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }));
+    expect(next.body.ok).toBe(true);
+    await expectRpcQueueDrained();
+  });
+
+  describe('validation at the service (the gateway is not the only possible publisher)', () => {
+    let conversationId: string;
+    beforeAll(async () => {
+      conversationId = await createConversation();
+    });
+
+    const cases: Array<[string, string, () => unknown, string[]]> = [
+      ['empty content and unknown sender', ConversationPatterns.sendMessage, () => ({ conversationId, content: '', sender: 'robot' }), ['content', 'sender']],
+      ['content over 10000 characters', ConversationPatterns.sendMessage, () => ({ conversationId, content: 'x'.repeat(10_001), sender: 'agent' }), ['content']],
+      ['content of the wrong type', ConversationPatterns.sendMessage, () => ({ conversationId, content: 42, sender: 'agent' }), ['content']],
+      ['a non-canonical status', ConversationPatterns.changeStatus, () => ({ conversationId, status: 'aktif' }), ['status']],
+      ['a lead without email or phone', ConversationPatterns.captureLead, () => ({ conversationId, name: 'x' }), ['body']],
+      ['a lead with a bad email', ConversationPatterns.captureLead, () => ({ conversationId, email: 'nope' }), ['email']],
+      ['create with status closed', ConversationPatterns.create, () => ({ status: 'closed' }), ['status']],
+      ['create with a bad first message', ConversationPatterns.create, () => ({ message: { content: 'hi' } }), ['message.sender']],
+      ['create with metadata that is not an object', ConversationPatterns.create, () => ({ metadata: [1, 2] }), ['metadata']],
+      ['create without a payload', ConversationPatterns.create, () => undefined, ['body']],
+      ['list with limit 0', ConversationPatterns.list, () => ({ limit: 0, offset: 0 }), ['limit']],
+      ['list with a negative offset and an unknown status', ConversationPatterns.list, () => ({ limit: 5, offset: -1, status: 'open' }), ['offset', 'status']],
+    ];
+
+    it.each(cases)('%s gets a validation_failed reply naming the fields', async (_name, pattern, data, fields) => {
+      const before = await stack.query(`SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`, [account.accountId]);
+      const reply = await probe.call(request(pattern, data()));
+      expect(reply.body.ok).toBe(false);
+      const error = (reply.body as { error: any }).error;
+      expect(error.code).toBe('validation_failed');
+      expect(error.errors.map((e: { field: string }) => e.field).sort()).toEqual(fields);
+      const after = await stack.query(`SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`, [account.accountId]);
+      expect(after[0].n).toBe(before[0].n);
+    });
+
+    it.each([
+      ['a NUL character in message content', ConversationPatterns.sendMessage, () => ({ conversationId, content: 'a\u0000b', sender: 'agent' })],
+      ['a NUL character in metadata', ConversationPatterns.create, () => ({ metadata: { note: 'a\u0000b' } })],
+      ['an unpaired surrogate in metadata', ConversationPatterns.create, () => ({ metadata: { note: 'bad \ud800 text' } })],
+    ])('%s (unstorable in Postgres) is a validation_failed reply, not an internal error', async (_name, pattern, data) => {
+      const reply = await probe.call(request(pattern, data()));
+      expect(reply.body).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+      await expectRpcQueueDrained();
+    });
+
+    it('a non-UUID conversation id is not_found, as over HTTP', async () => {
+      const reply = await probe.call(request(ConversationPatterns.sendMessage, { conversationId: 'nope', content: 'x', sender: 'agent' }));
+      expect(reply.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    });
+
+    it('another account cannot reach the conversation: not_found', async () => {
+      const foreign = { ...request(ConversationPatterns.get, { conversationId }), accountId: randomUUID() };
+      const reply = await probe.call(foreign);
+      expect(reply.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    });
+  });
+});
