@@ -1,0 +1,25 @@
+# syntax=docker/dockerfile:1
+# One image for every service; the container's command picks the service:
+#   docker run IMAGE                                            (gateway, the default SERVICE)
+#   docker run -e SERVICE=conversations IMAGE
+#   docker run IMAGE node dist/services/conversations/src/main.js
+#   docker run IMAGE node dist/scripts/cli.js accounts:list     (the admin CLI)
+
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build
+
+FROM node:20-slim AS runtime
+ENV NODE_ENV=production \
+    SERVICE=gateway
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 3000
+# exec: node runs as PID 1 and receives SIGTERM itself, so shutdown is graceful.
+CMD ["sh", "-c", "exec node dist/services/${SERVICE}/src/main.js"]
