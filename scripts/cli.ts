@@ -2,9 +2,10 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { z } from 'zod';
-import { databaseSchema, loadConfig } from '@app/config';
+import { databaseSchema, loadConfig, redisSchema } from '@app/config';
 import { parsePlan, PLAN_NAMES, PLANS } from '@app/dialects';
 import { createLogger } from '@app/observability';
+import { AccountChange, announceAccountChange } from '../services/gateway/src/accounts/account-changes';
 import { AccountsRepository } from '../services/gateway/src/accounts/accounts.repository';
 import { gatewayDataSourceOptions } from '../services/gateway/src/data-source';
 import { migrateGateway } from '../services/gateway/src/gateway-service';
@@ -59,6 +60,7 @@ export async function runCommand(
   options: Record<string, string | undefined>,
   accounts: AccountsRepository,
   print: (value: unknown) => void,
+  announce: (change: AccountChange) => Promise<void> = async () => undefined,
 ): Promise<void> {
   switch (command) {
     case 'accounts:create': {
@@ -73,6 +75,7 @@ export async function runCommand(
       const id = accountId(options.account);
       const newPlan = plan(options.plan);
       if (!(await accounts.setPlan(id, newPlan))) throw new Error(`no account ${id}`);
+      await announce({ accountId: id });
       return print({ accountId: id, plan: newPlan });
     }
     case 'keys:create': {
@@ -83,6 +86,7 @@ export async function runCommand(
     case 'keys:revoke': {
       const keyId = required(options['key-id'], 'key-id');
       if (!(await accounts.revokeKey(keyId))) throw new Error(`no active key ${keyId}`);
+      await announce({ keyId });
       return print({ keyId, revoked: true });
     }
     default:
@@ -115,7 +119,7 @@ export async function runCli(
   try {
     const { positionals, values } = parseCliArgs(argv);
     const config = loadConfig(
-      { ...databaseSchema, LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug']).default('warn') },
+      { ...databaseSchema, ...redisSchema, LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug']).default('warn') },
       env,
     );
     const logger = createLogger('cli', config.LOG_LEVEL);
@@ -123,8 +127,17 @@ export async function runCli(
     const db = new DataSource(gatewayDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }));
     await db.initialize();
     try {
-      await runCommand(positionals[0], values, new AccountsRepository(db), (value) =>
-        output.stdout(`${JSON.stringify(value)}\n`),
+      // Tell running gateways at once; if Redis is unreachable their caches expire within seconds.
+      const announce = (change: AccountChange) =>
+        announceAccountChange(config.REDIS_URL, config.REDIS_KEY_PREFIX, change).catch((error: Error) =>
+          output.stderr(`warning: gateways not notified (${error.message}); the change applies within AUTH_CACHE_TTL_MS\n`),
+        );
+      await runCommand(
+        positionals[0],
+        values,
+        new AccountsRepository(db),
+        (value) => output.stdout(`${JSON.stringify(value)}\n`),
+        announce,
       );
       return 0;
     } finally {

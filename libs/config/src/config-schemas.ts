@@ -23,6 +23,22 @@ export const redisSchema = {
   REDIS_KEY_PREFIX: z.string().default('cms:'),
 };
 
+export const rateLimitSchema = {
+  RATE_LIMIT_ENABLED: boolean(true),
+  RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400, 3600),
+  /** Buckets per window: memory per account is this many counters; precision is window/buckets. */
+  RATE_LIMIT_BUCKETS: integer(1, 3600, 60),
+  RATE_LIMIT_TRIAL: integer(1, 1_000_000_000, 100),
+  RATE_LIMIT_PRO: integer(1, 1_000_000_000, 1000),
+  RATE_LIMIT_BUSINESS: integer(1, 1_000_000_000, 10_000),
+  /** With Redis unreachable: `open` admits requests, `closed` answers 503. */
+  RATE_LIMIT_FAIL_MODE: z.enum(['open', 'closed']).default('open'),
+  /** Failed authentications per client IP and minute before they are answered 429. */
+  RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: integer(1, 1_000_000, 30),
+  /** Longest a rate-limit check waits for Redis before the fail mode applies. */
+  REDIS_TIMEOUT_MS: integer(10, 10_000, 250),
+};
+
 export const gatewaySchema = {
   ...commonSchema,
   ...databaseSchema,
@@ -36,6 +52,9 @@ export const gatewaySchema = {
   AUTH_CACHE_TTL_MS: integer(0, 60_000, 5000),
   BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024, 1024 * 1024),
   IDEMPOTENCY_TTL_HOURS: integer(1, 24 * 30, 24),
+  /** Behind a reverse proxy, trust its X-Forwarded-For for the client address (per-IP limits). */
+  TRUST_PROXY: boolean(false),
+  ...rateLimitSchema,
 };
 
 export const conversationsSchema = {

@@ -2,3 +2,5 @@
 export const CONVERSATIONS_RPC_QUEUE = 'conversations.rpc';
 export const CONVERSATIONS_RPC_DEAD_LETTER_QUEUE = 'conversations.rpc.dead-letter';
 export const CONVERSATIONS_EVENTS_EXCHANGE = 'conversations.events';
+/** Fanout on which an RPC consumer announces it stopped consuming, so callers re-check at once. */
+export const CONVERSATIONS_RPC_PRESENCE_EXCHANGE = 'conversations.rpc.presence';

@@ -4,3 +4,4 @@ export * from './conversation-commands';
 export * from './rpc-envelope';
 export * from './domain-events';
 export * from './list-snapshot';
+export * from './storable-text';

@@ -3,11 +3,13 @@ import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-mana
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { RpcReply, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
-import { DIRECT_REPLY_QUEUE, RPC_QUEUE_OPTIONS } from './rpc-queue';
+import { DIRECT_REPLY_QUEUE, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
 
 export interface RpcClientOptions {
   connection: AmqpConnectionManager;
   queue: string;
+  /** Where consumers announce that they left (see RpcServer.close). */
+  presenceExchange: string;
   timeoutMs: number;
   /** How long a "the queue has consumers" answer is trusted before asking the broker again. */
   consumerCheckIntervalMs?: number;
@@ -36,6 +38,10 @@ export class RpcClient {
       setup: async (channel: Channel) => {
         const { consumerCount } = await channel.assertQueue(options.queue, RPC_QUEUE_OPTIONS);
         await channel.consume(DIRECT_REPLY_QUEUE, (message) => message && this.settle(message), { noAck: true });
+        await channel.assertExchange(options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
+        const { queue: presence } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
+        await channel.bindQueue(presence, options.presenceExchange, '');
+        await channel.consume(presence, () => this.recheckConsumers(channel), { noAck: true });
         this.consumers = { count: consumerCount, checkedAt: Date.now() };
         this.channel = channel;
         channel.once('close', () => {
@@ -104,6 +110,12 @@ export class RpcClient {
     } catch {
       call.resolve({ ok: false, error: { code: 'internal_error', detail: 'Malformed reply from the service.' } });
     }
+  }
+
+  /** A consumer left: ask the broker now, so the next request already knows if none is left. */
+  private recheckConsumers(channel: Channel): void {
+    this.consumers.checkedAt = 0;
+    void this.consumerCount(channel);
   }
 
   /** Consumer count of the queue, refreshed at most every interval and by one caller at a time. */

@@ -8,3 +8,5 @@ import type { Options } from 'amqplib';
 export const RPC_QUEUE_OPTIONS: Options.AssertQueue = { durable: true };
 
 export const DIRECT_REPLY_QUEUE = 'amq.rabbitmq.reply-to';
+
+export const PRESENCE_EXCHANGE_OPTIONS: Options.AssertExchange = { durable: true };

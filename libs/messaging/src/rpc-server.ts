@@ -6,12 +6,14 @@ import type { Logger } from 'pino';
 import type { RpcReply, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { requestContext } from '@app/observability';
-import { RPC_QUEUE_OPTIONS } from './rpc-queue';
+import { PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
 
 export interface RpcServerOptions {
   connection: AmqpConnectionManager;
   queue: string;
   deadLetterQueue: string;
+  /** Fanout exchange on which close() announces that this consumer left the queue. */
+  presenceExchange: string;
   prefetch: number;
   logger: Logger;
   /** How long close() waits for in-flight commands before giving up on them (they are redelivered). */
@@ -43,6 +45,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       setup: async (channel: Channel) => {
         await channel.assertQueue(queue, RPC_QUEUE_OPTIONS);
         await channel.assertQueue(deadLetterQueue, { durable: true });
+        await channel.assertExchange(this.options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
         await channel.prefetch(prefetch);
         const { consumerTag } = await channel.consume(queue, (message) => message && this.track(channel, message), {
           noAck: false,
@@ -54,9 +57,20 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     this.channel.waitForConnect().then(() => callback(), callback);
   }
 
-  /** Stops consuming, waits for in-flight commands to finish and be acknowledged, then closes. */
+  /**
+   * Stops consuming, tells callers (so that, if this was the last consumer, they answer 503 at
+   * once instead of timing out), waits for in-flight commands to finish and be acknowledged,
+   * then closes.
+   */
   async close(): Promise<void> {
-    for (const [channel, tag] of this.consumerTags) await channel.cancel(tag).catch(() => undefined);
+    for (const [channel, tag] of this.consumerTags) {
+      await channel.cancel(tag).catch(() => undefined);
+      try {
+        channel.publish(this.options.presenceExchange, '', Buffer.from(this.options.queue));
+      } catch {
+        // channel already closed: callers notice through their periodic consumer check
+      }
+    }
     const drained = Promise.allSettled([...this.inFlight]);
     const timeout = new Promise((resolve) => setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref());
     await Promise.race([drained, timeout]);

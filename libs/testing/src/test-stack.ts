@@ -53,7 +53,15 @@ export class TestStack {
   }
 
   gatewayConfig(): GatewayConfig {
-    return loadConfig(gatewaySchema, { ...process.env, PORT: '0', HOST: '127.0.0.1', ...this.options.gateway });
+    // Many tests send bad keys on purpose from 127.0.0.1: the per-IP limit on failed
+    // authentications stays out of their way unless a test sets it.
+    return loadConfig(gatewaySchema, {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '1000000',
+      ...this.options.gateway,
+    });
   }
 
   conversationsConfig(): ConversationsConfig {

@@ -3,7 +3,11 @@ import type { INestMicroservice } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { ConversationsConfig } from '@app/config';
-import { CONVERSATIONS_RPC_DEAD_LETTER_QUEUE, CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
+import {
+  CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
+  CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
+  CONVERSATIONS_RPC_QUEUE,
+} from '@app/contracts';
 import { prepareDatabase } from '@app/database';
 import { connectAmqp, RpcServer } from '@app/messaging';
 import { PinoNestLogger } from '@app/observability';
@@ -36,6 +40,7 @@ export async function startConversationsService(
       connection: amqp,
       queue: CONVERSATIONS_RPC_QUEUE,
       deadLetterQueue: CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
+      presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
       prefetch: config.AMQP_PREFETCH,
       logger,
     }),

@@ -4,8 +4,9 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
+import type Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
-import { CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
+import { CONVERSATIONS_RPC_PRESENCE_EXCHANGE, CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
 import { RpcClient } from '@app/messaging';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
@@ -16,10 +17,12 @@ import { HealthController } from './health/health.controller';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
+import { RateLimits } from './rate-limit/rate-limits';
+import { REDIS } from './rate-limit/redis-connection';
 
 @Module({})
 export class GatewayAppModule {
-  static register(config: GatewayConfig, amqp: AmqpConnectionManager, logger: Logger): DynamicModule {
+  static register(config: GatewayConfig, amqp: AmqpConnectionManager, redis: Redis, logger: Logger): DynamicModule {
     return {
       module: GatewayAppModule,
       imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config))],
@@ -27,7 +30,13 @@ export class GatewayAppModule {
       providers: [
         {
           provide: RpcClient,
-          useFactory: () => new RpcClient({ connection: amqp, queue: CONVERSATIONS_RPC_QUEUE, timeoutMs: config.RPC_TIMEOUT_MS }),
+          useFactory: () =>
+            new RpcClient({
+              connection: amqp,
+              queue: CONVERSATIONS_RPC_QUEUE,
+              presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
+              timeoutMs: config.RPC_TIMEOUT_MS,
+            }),
         },
         {
           provide: AccountsRepository,
@@ -50,6 +59,8 @@ export class GatewayAppModule {
           inject: [IdempotencyRepository],
           useFactory: (keys: IdempotencyRepository) => new IdempotencyRetentionJob(keys, logger),
         },
+        { provide: REDIS, useValue: redis },
+        { provide: RateLimits, useFactory: () => new RateLimits(redis, config, logger) },
         ConversationsClient,
       ],
     };

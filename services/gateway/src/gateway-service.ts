@@ -1,12 +1,16 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import { prepareDatabase } from '@app/database';
 import { connectAmqp, RpcClient } from '@app/messaging';
 import { PinoNestLogger } from '@app/observability';
+import { subscribeToAccountChanges } from './accounts/account-changes';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { connectRedis } from './rate-limit/redis-connection';
+import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { GatewayAppModule } from './gateway-app.module';
 import { frameworkErrorHandler } from './http/framework-errors';
@@ -36,6 +40,8 @@ export async function migrateGateway(config: Pick<GatewayConfig, 'DATABASE_URL'>
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   await migrateGateway(config, logger);
   const amqp = connectAmqp(config.AMQP_URL, 'gateway', logger);
+  const redis = connectRedis(config);
+  const subscriber = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   let authenticator: ApiKeyAuthenticator | undefined;
   const adapter = new FastifyAdapter({
     frameworkErrors: frameworkErrorHandler(() => authenticator),
@@ -44,17 +50,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger: false,
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
+    trustProxy: config.TRUST_PROXY,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp, logger), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp, redis, logger), adapter, {
     logger: new PinoNestLogger(logger),
     // Only Fastify's own JSON parser: anything else (forms included) is a 415.
     bodyParser: false,
   });
   const apiKeys = app.get(ApiKeyAuthenticator);
   authenticator = apiKeys;
+  subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
-  registerHttpHooks(fastify, apiKeys, logger);
+  registerHttpHooks(fastify, apiKeys, app.get(RateLimits), logger);
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(bodyValidationPipe());
   setUpOpenApi(app);
@@ -71,6 +79,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       await app.close();
       await app.get(RpcClient).close();
       await amqp.close();
+      redis.disconnect();
+      subscriber.disconnect();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '@app/dialects';
-import { isPgSnapshot, MESSAGE_CONTENT_MAX, MESSAGE_SENDERS } from '@app/contracts';
+import { isPgSnapshot, isStorableJson, isStorableText, MESSAGE_CONTENT_MAX, MESSAGE_SENDERS } from '@app/contracts';
 import { DomainError } from '@app/errors';
 
 /**
@@ -10,10 +10,13 @@ import { DomainError } from '@app/errors';
 const uuid = z.string().uuid();
 /** Lengths in characters (code points), as the gateway and the OpenAPI document count them. */
 const characters = (min: number, max: number) =>
-  z.string().refine((value) => {
-    const length = [...value].length;
-    return length >= min && length <= max;
-  }, `must be ${min} to ${max} characters long`);
+  z
+    .string()
+    .refine((value) => {
+      const length = [...value].length;
+      return length >= min && length <= max;
+    }, `must be ${min} to ${max} characters long`)
+    .refine(isStorableText, 'must not contain NUL characters or unpaired surrogates');
 const text = (max: number) => characters(0, max).nullable().optional();
 const message = z.object({ content: characters(1, MESSAGE_CONTENT_MAX), sender: z.enum(MESSAGE_SENDERS) });
 
@@ -28,14 +31,14 @@ export const commandSchemas = {
   create: z.object({
     visitor: z.object({ name: text(200), email: text(320), phone: text(50) }).nullable().optional(),
     subject: text(500),
-    metadata: z.record(z.unknown()).optional(),
+    metadata: z.record(z.unknown()).refine(isStorableJson, 'must not contain NUL characters or unpaired surrogates').optional(),
     status: z.enum(['active', 'pending']).optional(),
     message: message.optional(),
   }),
   sendMessage: message.extend({ conversationId: uuid }),
   changeStatus: z.object({ conversationId: uuid, status: z.enum(CONVERSATION_STATUSES) }),
   captureLead: z
-    .object({ conversationId: uuid, name: text(200), email: z.string().email().max(320).nullable().optional(), phone: text(50) })
+    .object({ conversationId: uuid, name: text(200), email: z.string().email().max(320).refine(isStorableText).nullable().optional(), phone: text(50) })
     .refine((lead) => Boolean(lead.email || lead.phone), 'email or phone is required'),
 };
 

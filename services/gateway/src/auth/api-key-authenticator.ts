@@ -1,5 +1,6 @@
 import type { Plan } from '@app/dialects';
 import { DomainError } from '@app/errors';
+import type { AccountChange } from '../accounts/account-changes';
 import { AccountsRepository, KeyRecord } from '../accounts/accounts.repository';
 import { parseApiKey, secretMatches } from '../accounts/api-key-format';
 
@@ -42,6 +43,17 @@ export class ApiKeyAuthenticator {
     if (!record || !secretMatches(parsed.secret, record.secretHash)) throw unauthorized('The API key is not valid.');
     if (record.revoked) throw unauthorized('The API key has been revoked.');
     return { accountId: record.accountId, keyId: parsed.keyId, plan: record.plan };
+  }
+
+  /** Drops cached records so the next request reads the key (and its account's plan) afresh. */
+  forget(change: AccountChange): void {
+    if ('keyId' in change) {
+      this.cache.delete(change.keyId);
+      return;
+    }
+    for (const [keyId, cached] of this.cache) {
+      if (cached.record?.accountId === change.accountId) this.cache.delete(keyId);
+    }
   }
 
   private async lookup(keyId: string): Promise<KeyRecord | undefined> {

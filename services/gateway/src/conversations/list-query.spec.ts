@@ -138,16 +138,20 @@ describe('parseListQuery', () => {
   });
 
   describe('snapshot', () => {
-    it.each([
-      ['2024-05-01T12:00:00Z', '2024-05-01T12:00:00.000Z'],
-      ['2024-05-01T12:00:00.123Z', '2024-05-01T12:00:00.123Z'],
-      ['2024-05-01T14:00:00.5+02:00', '2024-05-01T12:00:00.500Z'],
-      ['2024-05-01T07:30:00-04:30', '2024-05-01T12:00:00.000Z'],
-    ])('normalises %j to %j', (text, iso) => {
-      expect(parseListQuery({ snapshot: text })).toEqual({ limit: 20, offset: 0, snapshot: iso });
+    const token = (snapshot: string) => Buffer.from(snapshot).toString('base64url');
+
+    it.each([['768:770:769'], ['5:5:'], ['1:100:3,50,99']])('decodes the token of pg_snapshot %j', (snapshot) => {
+      expect(parseListQuery({ snapshot: token(snapshot) })).toEqual({ limit: 20, offset: 0, snapshot });
     });
 
-    it.each([['yesterday'], ['2024-05-01'], ['2024-05-01 12:00:00Z'], ['2024-13-01T00:00:00Z'], ['1714564800'], ['']])(
+    it.each([['5:3:'], ['0:1:'], ['10:20:25'], ['10:20:5'], ['abc:1:'], ['1:2:3:4']])(
+      'rejects a token whose pg_snapshot %j cannot exist',
+      (snapshot) => {
+        expect(fields(rejected({ snapshot: token(snapshot) }))).toEqual(['snapshot']);
+      },
+    );
+
+    it.each([['yesterday'], ['2024-05-01T12:00:00Z'], ['not base64!'], ['1714564800'], ['']])(
       'rejects %j',
       (text) => {
         expect(fields(rejected({ snapshot: text }))).toEqual(['snapshot']);

@@ -40,7 +40,9 @@ function pickOne(raw: RawQuery, param: ListQueryParam, errors: FieldError[]): st
     if (value !== undefined) given.push({ name, value });
   }
   if (given.length === 0) return undefined;
-  const canonical = (text: string) => (param === 'status' ? (parseStatus(text) ?? text) : text.trim());
+  // Spellings agree when they mean the same: `aktif` = `active`, `05` = `5`.
+  const canonical = (text: string) =>
+    param === 'status' ? (parseStatus(text) ?? text) : /^\s*\d+\s*$/.test(text) ? String(Number(text)) : text;
   if (new Set(given.map((entry) => canonical(entry.value))).size > 1) {
     errors.push({
       field: param,

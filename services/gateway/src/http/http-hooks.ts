@@ -2,6 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { DomainError } from '@app/errors';
 import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+import { RateLimits } from '../rate-limit/rate-limits';
+import { secondsUntilSlotFrees, setRateLimitHeaders } from '../rate-limit/rate-limit-headers';
+import type { LimitDecision } from '../rate-limit/sliding-window-limiter';
 import { sendProblem } from './problem.filter';
 
 const isApiPath = (url: string) => url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
@@ -10,12 +13,31 @@ const isApiPath = (url: string) => url === '/v1' || url.startsWith('/v1/') || ur
  * Fastify-level hooks, so they run in DESIGN.md's order: authentication in onRequest, before the
  * body is read (401 before 413/415/400); request id on every response; one log line per request.
  */
-export function registerHttpHooks(fastify: FastifyInstance, authenticator: ApiKeyAuthenticator, logger: Logger): void {
+export function registerHttpHooks(
+  fastify: FastifyInstance,
+  authenticator: ApiKeyAuthenticator,
+  rateLimits: RateLimits,
+  logger: Logger,
+): void {
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id);
-    if (!isApiPath(request.url)) return;
+    if (!isApiPath(request.url)) return; // health, metrics and docs: neither authenticated nor limited
     try {
       request.principal = await authenticator.authenticate(request.headers.authorization);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const perIp = await rateLimits.admitFailedAuthentication(request.ip);
+      if (perIp && !perIp.admitted) {
+        reply.header('retry-after', String(Math.max(1, secondsUntilSlotFrees(perIp))));
+        return sendProblem(request, reply, tooManyFailures());
+      }
+      return sendProblem(request, reply, error);
+    }
+    try {
+      const decision = await rateLimits.checkAccount(request.principal);
+      if (!decision) return;
+      setRateLimitHeaders(reply, decision, rateLimits.windowSeconds);
+      if (!decision.admitted) return sendProblem(request, reply, overQuota(decision));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       return sendProblem(request, reply, error);
@@ -46,4 +68,15 @@ export function registerHttpHooks(fastify: FastifyInstance, authenticator: ApiKe
       'request completed',
     );
   });
+}
+
+function overQuota(decision: LimitDecision): DomainError {
+  return new DomainError(
+    'rate_limited',
+    `This account's plan allows ${decision.limit} requests per window; retry after ${secondsUntilSlotFrees(decision)} s.`,
+  );
+}
+
+function tooManyFailures(): DomainError {
+  return new DomainError('rate_limited', 'Too many requests with a missing or invalid API key from this address.');
 }

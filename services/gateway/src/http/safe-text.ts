@@ -1,24 +1,5 @@
 import { isEmail, registerDecorator, ValidationOptions } from 'class-validator';
-
-/**
- * Postgres cannot store U+0000 in text or jsonb, and rejects unpaired UTF-16 surrogates in jsonb.
- * Such input is refused with a 400 at the edge instead of failing deep inside a service.
- */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-export function isStorableText(value: string): boolean {
-  return !UNSTORABLE.test(value);
-}
-
-/** True when every string (keys included) anywhere inside a JSON value is storable. */
-export function isStorableJson(value: unknown): boolean {
-  if (typeof value === 'string') return isStorableText(value);
-  if (Array.isArray(value)) return value.every(isStorableJson);
-  if (value && typeof value === 'object') {
-    return Object.entries(value).every(([key, nested]) => isStorableText(key) && isStorableJson(nested));
-  }
-  return true;
-}
+import { isStorableJson, isStorableText } from '@app/contracts';
 
 export function StorableText(options?: ValidationOptions): PropertyDecorator {
   return (target, propertyName) =>

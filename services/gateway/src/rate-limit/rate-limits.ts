@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '@app/config';
+import type { Plan } from '@app/dialects';
+import { DomainError } from '@app/errors';
+import type { Principal } from '../auth/api-key-authenticator';
+import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
+
+const FAILED_AUTH_WINDOW_MS = 60_000;
+const FAILED_AUTH_BUCKETS = 12;
+const FAILURE_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * The gateway's two limits: each account's plan quota per window, and failed authentications
+ * per client IP (so made-up keys cannot be tried at full speed; valid keys never count there).
+ * When Redis fails, RATE_LIMIT_FAIL_MODE decides: `open` admits, `closed` answers 503.
+ */
+export class RateLimits {
+  /** Checks that could not reach Redis, since start (exported as a metric). */
+  redisFailures = 0;
+  private readonly accounts: SlidingWindowLimiter;
+  private readonly failedAuth: SlidingWindowLimiter;
+  private readonly quotas: Record<Plan, number>;
+  private lastFailureLog = 0;
+
+  constructor(
+    redis: ConstructorParameters<typeof SlidingWindowLimiter>[0],
+    private readonly config: GatewayConfig,
+    private readonly logger: Logger,
+  ) {
+    const windowMs = config.RATE_LIMIT_WINDOW_SECONDS * 1000;
+    this.accounts = new SlidingWindowLimiter(redis, windowMs, windowMs / config.RATE_LIMIT_BUCKETS);
+    this.failedAuth = new SlidingWindowLimiter(redis, FAILED_AUTH_WINDOW_MS, FAILED_AUTH_WINDOW_MS / FAILED_AUTH_BUCKETS);
+    this.quotas = { trial: config.RATE_LIMIT_TRIAL, pro: config.RATE_LIMIT_PRO, business: config.RATE_LIMIT_BUSINESS };
+  }
+
+  get windowSeconds(): number {
+    return this.config.RATE_LIMIT_WINDOW_SECONDS;
+  }
+
+  /** The account's decision, or undefined when Redis failed and the fail mode is open. */
+  async checkAccount(principal: Principal): Promise<LimitDecision | undefined> {
+    if (!this.config.RATE_LIMIT_ENABLED) return undefined;
+    try {
+      return await this.accounts.check(`${this.config.REDIS_KEY_PREFIX}rl:account:${principal.accountId}`, this.quotas[principal.plan]);
+    } catch (error) {
+      this.recordFailure(error);
+      if (this.config.RATE_LIMIT_FAIL_MODE === 'closed') {
+        throw new DomainError('service_unavailable', 'Rate limiting is unavailable; retry shortly.');
+      }
+      return undefined;
+    }
+  }
+
+  /** Counts a failed authentication from `ip`; false once that IP is over its limit. */
+  async admitFailedAuthentication(ip: string): Promise<LimitDecision | undefined> {
+    if (!this.config.RATE_LIMIT_ENABLED) return undefined;
+    try {
+      return await this.failedAuth.check(
+        `${this.config.REDIS_KEY_PREFIX}rl:failed-auth:${ip}`,
+        this.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
+      );
+    } catch (error) {
+      this.recordFailure(error);
+      return undefined;
+    }
+  }
+
+  private recordFailure(error: unknown): void {
+    this.redisFailures += 1;
+    const now = Date.now();
+    if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
+    this.lastFailureLog = now;
+    this.logger.error(
+      { err: (error as Error).message, fail_mode: this.config.RATE_LIMIT_FAIL_MODE, failures: this.redisFailures },
+      'rate limiter cannot reach Redis',
+    );
+  }
+}

@@ -1,0 +1,19 @@
+import Redis from 'ioredis';
+import type { GatewayConfig } from '@app/config';
+
+export const REDIS = Symbol('REDIS');
+
+/**
+ * The limiter's Redis connection. No offline queue and no retries per command: while Redis is
+ * down a check fails at once (and the fail mode applies) instead of waiting and being replayed
+ * later, which would count requests twice. Commands time out after REDIS_TIMEOUT_MS.
+ */
+export function connectRedis(config: Pick<GatewayConfig, 'REDIS_URL' | 'REDIS_TIMEOUT_MS'>): Redis {
+  return new Redis(config.REDIS_URL, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: config.REDIS_TIMEOUT_MS,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+}
