@@ -3,3 +3,4 @@ export * from './eventually';
 export * from './api-client';
 export * from './test-stack';
 export * from './event-tap';
+export * from './service-process';
