@@ -22,6 +22,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '5' },
     connections: { type: 'string', default: '64' },
     endpoints: { type: 'string', default: 'list,get,send' },
+    /** Also drive `get` through a second gateway with rate limiting off, for the limiter's cost. */
+    'skip-limiter-cost': { type: 'boolean', default: false },
     conversations: { type: 'string', default: '10000' },
     port: { type: 'string', default: '3900' },
   },
@@ -32,6 +34,7 @@ const DATABASE_NAME = process.env.BENCH_DATABASE ?? 'cms_bench';
 const DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, `/${DATABASE_NAME}`);
 const conversations = Number(args.conversations);
 const base = `http://127.0.0.1:${args.port}`;
+const unlimitedBase = `http://127.0.0.1:${Number(args.port) + 1}`;
 
 async function recreateDatabase(): Promise<void> {
   const admin = new Client({ connectionString: ADMIN_URL });
@@ -91,7 +94,8 @@ async function main(): Promise<void> {
   const resultsDir = path.resolve(__dirname, '..', '..', 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const out = path.join(resultsDir, `run-${new Date().toISOString().replace(/[:.]/g, '')}.jsonl`);
-  const env = { DATABASE_URL, PORT: args.port, LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
+  // The quota is raised out of reach so every request pays the full limiter check and is admitted.
+  const env = { DATABASE_URL, PORT: args.port!, LOG_LEVEL: 'warn', HOST: '127.0.0.1', RATE_LIMIT_BUSINESS: '1000000000' };
   console.log(
     `# ${new Date().toISOString()} cores=${os.cpus().length} node=${process.version} c=${args.connections} d=${args.duration}s warmup=${args.warmup}s conversations=${conversations}`,
   );
@@ -100,6 +104,10 @@ async function main(): Promise<void> {
     services.start('conversations', env);
     services.start('gateway', env);
     await waitForReady(base);
+    if (!args['skip-limiter-cost']) {
+      services.start('gateway', { ...env, PORT: String(Number(args.port) + 1), RATE_LIMIT_ENABLED: 'false' });
+      await waitForReady(unlimitedBase);
+    }
     const { accountId, apiKey } = await createBenchAccount();
     const started = Date.now();
     await seedAccount(DATABASE_URL, accountId, conversations, 10);
@@ -115,6 +123,17 @@ async function main(): Promise<void> {
       console.log(formatRow(row));
       appendFileSync(out, `${JSON.stringify({ ...row, conversations, at: new Date().toISOString() })}\n`);
       rows.push(row);
+    }
+    if (!args['skip-limiter-cost']) {
+      const common = { url: unlimitedBase, connections: Number(args.connections), requests: load.get };
+      await runLoad('get/warmup', { ...common, durationSeconds: Number(args.warmup) });
+      const unlimited = await runLoad('stack/get without rate limit', { ...common, durationSeconds: Number(args.duration) });
+      console.log(formatRow(unlimited));
+      appendFileSync(out, `${JSON.stringify({ ...unlimited, conversations, at: new Date().toISOString() })}\n`);
+      const limited = rows.find((row) => row.label === 'stack/get');
+      if (limited) {
+        console.log(`# rate limiter cost on get: ${((1 - limited.rps / unlimited.rps) * 100).toFixed(1)}% of throughput`);
+      }
     }
     console.log(`# raw results: ${out}`);
   } finally {

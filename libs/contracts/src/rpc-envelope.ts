@@ -10,6 +10,8 @@ export interface RpcRequest<T = unknown> {
   requestId: string;
   accountId: string;
   data: T;
+  /** Set by the receiving transport when the broker delivers the command a second time. */
+  redelivered?: boolean;
 }
 
 export type RpcReply<T = unknown> = { ok: true; data: T } | { ok: false; error: ErrorPayload };

@@ -2,3 +2,4 @@ export * from './prepare-database';
 export * from './data-source-options';
 export * from './dependency-check';
 export * from './periodic-task';
+export * from './prepared-statement';

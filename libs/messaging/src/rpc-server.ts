@@ -98,7 +98,9 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       return;
     }
     const context = { request_id: request.requestId, account_id: request.accountId };
-    const reply = await requestContext.run(context, () => this.dispatch(request, message.fields.redelivered));
+    const reply = await requestContext.run(context, () =>
+      this.dispatch({ ...request, redelivered: message.fields.redelivered }),
+    );
     try {
       if (replyTo) {
         channel.sendToQueue(replyTo, Buffer.from(JSON.stringify(reply)), {
@@ -114,7 +116,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     }
   }
 
-  private async dispatch(request: RpcRequest, redelivered: boolean): Promise<RpcReply> {
+  private async dispatch(request: RpcRequest): Promise<RpcReply> {
     const handler = this.getHandlerByPattern(request.pattern);
     if (!handler) {
       this.options.logger.error({ pattern: request.pattern }, 'no handler for RPC pattern');
@@ -124,7 +126,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     try {
       const data = await lastValueFrom(this.transformToObservable(await handler(request)), { defaultValue: null });
       this.options.logger.debug(
-        { pattern: request.pattern, redelivered, duration_ms: Math.round(performance.now() - startedAt) },
+        { pattern: request.pattern, redelivered: request.redelivered, duration_ms: Math.round(performance.now() - startedAt) },
         'rpc handled',
       );
       return { ok: true, data };

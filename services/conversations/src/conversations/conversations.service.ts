@@ -67,8 +67,8 @@ export class ConversationsService {
       const started = toConversationView(row);
       await this.outbox.append(tx, accountId, row.id, 'conversation.started', { conversation: started });
       if (!command.message) return started;
-      const { conversation } = await this.appendMessage(tx, accountId, row.id, command.message);
-      return conversation;
+      const saved = await this.appendMessage(tx, accountId, row.id, command.message);
+      return saved!.conversation;
     });
   }
 
@@ -77,13 +77,12 @@ export class ConversationsService {
     if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
     const command = parsePayload(commandSchemas.sendMessage, request.data);
     return this.commands.applyOnce(request, async (tx) => {
+      const saved = await this.appendMessage(tx, request.accountId, command.conversationId, command);
+      if (saved) return saved.message;
+      // Nothing appended: the conversation is closed, or not this account's (or not there).
       const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
       if (!current) throw notFound(command.conversationId);
-      if (current.status === 'closed') {
-        throw new DomainError('conversation_closed', `Conversation ${current.id} is closed; reopen it to send messages.`);
-      }
-      const { message } = await this.appendMessage(tx, request.accountId, current.id, command);
-      return message;
+      throw new DomainError('conversation_closed', `Conversation ${current.id} is closed; reopen it to send messages.`);
     });
   }
 
@@ -130,13 +129,17 @@ export class ConversationsService {
     });
   }
 
-  /** Adds a message and its event: visitors' messages are `message.received`, others `message.sent`. */
+  /**
+   * Adds a message to an open conversation, with its event: visitors' messages are
+   * `message.received`, others `message.sent`. Undefined if the conversation is closed or missing.
+   */
   private async appendMessage(tx: EntityManager, accountId: string, conversationId: string, input: NewMessage) {
     const saved = await this.conversations.appendMessage(tx, accountId, conversationId, {
       id: randomUUID(),
       sender: input.sender,
       content: input.content,
     });
+    if (!saved) return undefined;
     const message = toMessageView(saved.message);
     const type = message.sender === 'visitor' ? 'message.received' : 'message.sent';
     await this.outbox.append(tx, accountId, conversationId, type, { conversation_id: conversationId, message });

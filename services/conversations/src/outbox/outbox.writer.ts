@@ -2,6 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CloudEvent, CLOUDEVENTS_SOURCE, DomainEventData, DomainEventType } from '@app/contracts';
+import { execute, prepare } from '@app/database';
+
+/** Statements prepared once per connection (see libs/database). */
+const SQL = {
+  insertEvent: prepare(
+    `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
+       VALUES ($1, $2, $3, $4, $5)`,
+  ),
+};
 
 /**
  * Records a domain event in the outbox inside the caller's transaction: the event exists if and
@@ -27,11 +36,13 @@ export class OutboxWriter {
       accountid: accountId,
       data,
     };
-    await tx.query(
-      `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
-       VALUES ($1, $2, $3, $4, $5)`,
-      [envelope.id, accountId, conversationId, type, JSON.stringify(envelope)],
-    );
+    await execute(tx, SQL.insertEvent, [
+      envelope.id,
+      accountId,
+      conversationId,
+      type,
+      JSON.stringify(envelope),
+    ]);
     return envelope;
   }
 }

@@ -1,0 +1,91 @@
+import { prepare } from '@app/database';
+
+/** Timestamps leave Postgres as ISO 8601 UTC with milliseconds, exactly as the API renders them. */
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const CONVERSATION_COLUMNS = `c.id, c.status, c.visitor_name, c.visitor_email, c.visitor_phone, c.subject, c.metadata,
+  c.message_count, ${iso('c.last_message_at')} AS last_message_at, ${iso('c.created_at')} AS created_at,
+  ${iso('c.updated_at')} AS updated_at, ${iso('c.closed_at')} AS closed_at`;
+
+const MESSAGE_COLUMNS = `m.id, m.conversation_id, m.sender, m.content, ${iso('m.created_at')} AS created_at`;
+
+const listPageSql = (statusFilter: string) =>
+  `WITH meta AS (SELECT COALESCE($4::pg_snapshot, pg_current_snapshot()) AS snapshot),
+            counted AS (
+              SELECT (SELECT COALESCE(SUM(count), 0) FROM conversations.status_counts c
+                       WHERE c.account_id = $1 ${statusFilter})
+                   - (SELECT count(*) FROM conversations.conversations c, meta
+                       WHERE c.account_id = $1 ${statusFilter}
+                         AND c.created_xid >= pg_snapshot_xmin(meta.snapshot)
+                         AND NOT pg_visible_in_snapshot(c.created_xid, meta.snapshot)) AS total)
+       SELECT counted.total, meta.snapshot::text AS snapshot, page.*
+         FROM meta CROSS JOIN counted
+         LEFT JOIN LATERAL (
+           SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c
+            WHERE c.account_id = $1 ${statusFilter} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot)
+            ORDER BY c.created_at DESC, c.id DESC
+            LIMIT $2 OFFSET $3) page ON true`;
+
+/** Every statement of the repository, prepared once per connection (see libs/database). */
+export const SQL = {
+  listPage: prepare(listPageSql('')),
+  listPageWithStatus: prepare(listPageSql('AND c.status = $5')),
+  findWithMessages: prepare(
+    `SELECT ${CONVERSATION_COLUMNS},
+              COALESCE((SELECT json_agg(json_build_object('id', m.id, 'conversation_id', m.conversation_id,
+                          'sender', m.sender, 'content', m.content, 'created_at', ${iso('m.created_at')})
+                          ORDER BY m.position)
+                          FROM conversations.messages m WHERE m.conversation_id = c.id), '[]'::json) AS messages
+         FROM conversations.conversations c
+        WHERE c.id = $1 AND c.account_id = $2`,
+  ),
+  lock: prepare(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c
+        WHERE c.id = $1 AND c.account_id = $2 FOR UPDATE`,
+  ),
+  insertConversation: prepare(
+    `INSERT INTO conversations.conversations AS c
+         (id, account_id, status, visitor_name, visitor_email, visitor_phone, subject, metadata, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now())
+       RETURNING ${CONVERSATION_COLUMNS}`,
+  ),
+  appendMessage: prepare(
+    `WITH c AS (
+         UPDATE conversations.conversations c
+            SET message_count = message_count + 1, last_message_at = now(), updated_at = now()
+          WHERE id = $1 AND account_id = $2 AND status <> 'closed'
+          RETURNING ${CONVERSATION_COLUMNS}),
+       m AS (
+         INSERT INTO conversations.messages AS m (id, conversation_id, account_id, position, sender, content, created_at)
+         SELECT $3, c.id, $2, c.message_count, $4, $5, now() FROM c
+         RETURNING ${MESSAGE_COLUMNS})
+       SELECT row_to_json(c) AS conversation, row_to_json(m) AS message FROM c, m`,
+  ),
+  updateStatus: prepare(
+    `UPDATE conversations.conversations c
+          SET status = $3, updated_at = now(),
+              closed_at = CASE WHEN $3 = 'closed' THEN now() ELSE NULL END
+        WHERE id = $1 AND account_id = $2
+        RETURNING ${CONVERSATION_COLUMNS}`,
+  ),
+  saveLead: prepare(
+    `WITH c AS (
+         UPDATE conversations.conversations c
+            SET visitor_name = COALESCE($4, visitor_name), visitor_email = COALESCE($5, visitor_email),
+                visitor_phone = COALESCE($6, visitor_phone), updated_at = now()
+          WHERE id = $1 AND account_id = $2
+          RETURNING ${CONVERSATION_COLUMNS}),
+       l AS (
+         INSERT INTO conversations.leads (id, conversation_id, account_id, name, email, phone, created_at)
+         SELECT $3, c.id, $2, $4, $5, $6, now() FROM c
+         RETURNING id, ${iso('created_at')} AS created_at)
+       SELECT row_to_json(c) AS conversation, row_to_json(l) AS lead FROM c, l`,
+  ),
+  decrementStatusCount: prepare(
+    `UPDATE conversations.status_counts SET count = count + $3 WHERE account_id = $1 AND status = $2`,
+  ),
+  incrementStatusCount: prepare(
+    `INSERT INTO conversations.status_counts (account_id, status, count) VALUES ($1, $2, $3)
+       ON CONFLICT (account_id, status) DO UPDATE SET count = status_counts.count + EXCLUDED.count`,
+  ),
+};
