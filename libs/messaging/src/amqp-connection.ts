@@ -1,4 +1,5 @@
 import amqp, { AmqpConnectionManager } from 'amqp-connection-manager';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 
 /**
@@ -11,7 +12,10 @@ export function connectAmqp(url: string, name: string, logger: Logger): AmqpConn
     reconnectTimeInSeconds: 1,
     connectionOptions: { noDelay: true, clientProperties: { connection_name: name } },
   });
-  connection.on('connect', () => logger.info({ broker: redact(url) }, 'amqp connected'));
+  connection.on('connect', ({ connection: model }) => {
+    coalesceWrites((model as unknown as { connection: { stream: Socket } }).connection.stream);
+    logger.info({ broker: redact(url) }, 'amqp connected');
+  });
   connection.on('disconnect', ({ err }) => logger.warn({ err: err?.message }, 'amqp disconnected'));
   connection.on('connectFailed', ({ err }) => logger.warn({ err: err?.message }, 'amqp connection failed'));
   return connection;
@@ -26,4 +30,25 @@ export function redact(url: string): string {
   } catch {
     return '[invalid url]';
   }
+}
+
+/**
+ * amqplib writes every frame to the socket separately, and with Nagle off each write is its own
+ * system call. Corking the socket on the first write of a tick and uncorking on the next turns all
+ * frames of that tick (replies, acks, publishes of many concurrent requests) into one writev.
+ */
+function coalesceWrites(socket: Socket): void {
+  const write = socket.write;
+  let corked = false;
+  socket.write = function coalescedWrite(this: Socket, ...args: Parameters<Socket['write']>) {
+    if (!corked) {
+      corked = true;
+      this.cork();
+      process.nextTick(() => {
+        corked = false;
+        this.uncork();
+      });
+    }
+    return write.apply(this, args);
+  } as Socket['write'];
 }

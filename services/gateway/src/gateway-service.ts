@@ -41,7 +41,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await migrateGateway(config, logger);
   const amqp = connectAmqp(config.AMQP_URL, 'gateway', logger);
   const redis = connectRedis(config);
-  const subscriber = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  // No ready check (INFO) on the subscriber: after a reconnect it is already in subscriber mode.
+  const subscriber = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null, enableReadyCheck: false });
+  for (const client of [redis, subscriber]) {
+    client.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis connection error'));
+  }
   let authenticator: ApiKeyAuthenticator | undefined;
   const adapter = new FastifyAdapter({
     frameworkErrors: frameworkErrorHandler(() => authenticator),
