@@ -138,7 +138,7 @@ describe('domain events on conversations.events', () => {
   it('a visitor message emits message.received; agent, bot and system messages emit message.sent', async () => {
     const account = await stack.createAccount();
     const created = await create(account.api);
-    const sent = [];
+    const sent: unknown[] = [];
     for (const sender of ['visitor', 'agent', 'bot', 'system', 'visitor']) {
       const response = await account.api.post(`/v1/rozmowy/${created.body.id}/wiadomości`, { content: `from ${sender}`, sender });
       expect(response.status).toBe(201);
