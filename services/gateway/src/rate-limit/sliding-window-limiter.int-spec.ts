@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
+import pino from 'pino';
 import { gatewaySchema, loadConfig } from '@app/config';
-import { createLogger } from '@app/observability';
 import type { Principal } from '../auth/api-key-authenticator';
 import { RateLimits } from './rate-limits';
 import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
@@ -281,15 +281,23 @@ describe('sliding-window limiter script (real Redis)', () => {
     });
     const accountKey = (accountId: string) => `${prefix}rl:account:${accountId}`;
 
+    /** RateLimits with a logger whose lines are kept, so a failure shows Redis's own error. */
+    function rateLimits() {
+      const logs: string[] = [];
+      const logger = pino({ level: 'error' }, { write: (line: string) => logs.push(line) });
+      return { limits: new RateLimits(redis, config, logger), logs };
+    }
+
     it('7 buckets in a 1 s window: checks succeed and count (no Redis error, so no fail mode involved)', async () => {
-      const limits = new RateLimits(redis, config, createLogger('test', 'silent'));
+      const { limits, logs } = rateLimits();
       const decisions: Array<LimitDecision | undefined> = [];
-      for (let i = 0; i < 6; i += 1)
+      for (let i = 0; i < 6; i += 1) {
         decisions.push(
           await limits.checkAccount(principal('fractional-a')).catch((e: Error) => {
-            throw new Error(`check ${i} failed: ${e.message}`);
+            throw new Error(`check ${i} failed: ${e.message}; logged: ${logs.join('')}`);
           }),
         );
+      }
       expect(decisions.map((d) => d && [d.admitted, d.remaining])).toEqual([
         [true, 4],
         [true, 3],
@@ -302,14 +310,16 @@ describe('sliding-window limiter script (real Redis)', () => {
     });
 
     it('7 buckets in a 1 s window: HLEN stays <= 8 and no window of 1 s admits more than 5', async () => {
-      const limits = new RateLimits(redis, config, createLogger('test', 'silent'));
+      const { limits, logs } = rateLimits();
       const windowMs = 1_000;
       const bucketMs = 1_000 / 7;
       const calls: Call[] = [];
       let maxLen = 0;
       const started = Date.now();
       while (Date.now() - started < 2_300) {
-        const decision = await limits.checkAccount(principal('fractional-b'));
+        const decision = await limits.checkAccount(principal('fractional-b')).catch((e: Error) => {
+          throw new Error(`${e.message}; logged: ${logs.join('')}`);
+        });
         if (!decision) throw new Error('no decision');
         calls.push({ key: 'fractional-b', ...decision });
         const len = await redis.hlen(accountKey('fractional-b'));
