@@ -20,9 +20,7 @@ export class ConversationsAppModule {
   static register(config: ConversationsConfig, logger: Logger, amqp: AmqpConnectionManager): DynamicModule {
     return {
       module: ConversationsAppModule,
-      imports: [
-        TypeOrmModule.forRoot(conversationsDataSourceOptions(config)),
-      ],
+      imports: [TypeOrmModule.forRoot(conversationsDataSourceOptions(config))],
       controllers: [ConversationsHandler],
       providers: [
         { provide: CONVERSATIONS_CONFIG, useValue: config },

@@ -33,12 +33,8 @@ export class CommandLog {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async applyOnce<T>(request: RpcRequest, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    if (request.redelivered) {
-      const stored = await this.storedReply<T>(request);
-      if (stored.found) return stored.reply;
-    }
-    try {
-      return await this.db.transaction(async (tx) => {
+    return this.once(request, () =>
+      this.db.transaction(async (tx) => {
         const reply = await work(tx);
         const recorded = await execute(tx, SQL.recordCommand, [
           request.commandId,
@@ -48,12 +44,35 @@ export class CommandLog {
         ]);
         if (recorded.length === 0) throw new AlreadyApplied();
         return reply;
-      });
+      }),
+    );
+  }
+
+  /**
+   * For a command done in one SQL statement that itself inserts its `processed_commands` row
+   * (plain INSERT: a repeat fails the whole statement on the primary key, changing nothing).
+   */
+  applyOnceInStatement<T>(request: RpcRequest, statement: () => Promise<T>): Promise<T> {
+    return this.once(request, () =>
+      statement().catch((error: unknown) => {
+        throw isRepeatedCommand(error) ? new AlreadyApplied() : error;
+      }),
+    );
+  }
+
+  private async once<T>(request: RpcRequest, apply: () => Promise<T>): Promise<T> {
+    if (request.redelivered) {
+      const stored = await this.storedReply<T>(request);
+      if (stored.found) return stored.reply;
+    }
+    try {
+      return await apply();
     } catch (error) {
       if (!(error instanceof AlreadyApplied) && !(error instanceof DomainError)) throw error;
       const first = await this.storedReply<T>(request);
       if (first.found) return first.reply;
-      if (error instanceof AlreadyApplied) throw new Error(`command ${request.commandId} vanished after a conflict`);
+      if (error instanceof AlreadyApplied)
+        throw new Error(`command ${request.commandId} vanished after a conflict`);
       throw error;
     }
   }
@@ -62,4 +81,9 @@ export class CommandLog {
     const rows = await execute(this.db, SQL.storedReply, [request.commandId, request.accountId]);
     return rows.length > 0 ? { found: true, reply: rows[0].response as T } : { found: false };
   }
+}
+
+function isRepeatedCommand(error: unknown): boolean {
+  const cause = (error as { driverError?: { code?: string; constraint?: string } })?.driverError;
+  return cause?.code === '23505' && cause.constraint === 'processed_commands_pkey';
 }

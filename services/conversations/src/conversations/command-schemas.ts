@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '@app/dialects';
-import { isPgSnapshot, isStorableJson, isStorableText, MESSAGE_CONTENT_MAX, MESSAGE_SENDERS } from '@app/contracts';
+import {
+  isPgSnapshot,
+  isStorableJson,
+  isStorableText,
+  MESSAGE_CONTENT_MAX,
+  MESSAGE_SENDERS,
+} from '@app/contracts';
 import { DomainError } from '@app/errors';
 
 /**
@@ -29,16 +35,27 @@ export const commandSchemas = {
   }),
   get: z.object({ conversationId: uuid }),
   create: z.object({
-    visitor: z.object({ name: text(200), email: text(320), phone: text(50) }).nullable().optional(),
+    visitor: z
+      .object({ name: text(200), email: text(320), phone: text(50) })
+      .nullable()
+      .optional(),
     subject: text(500),
-    metadata: z.record(z.unknown()).refine(isStorableJson, 'must not contain NUL characters or unpaired surrogates').optional(),
+    metadata: z
+      .record(z.unknown())
+      .refine(isStorableJson, 'must not contain NUL characters or unpaired surrogates')
+      .optional(),
     status: z.enum(['active', 'pending']).optional(),
     message: message.optional(),
   }),
   sendMessage: message.extend({ conversationId: uuid }),
   changeStatus: z.object({ conversationId: uuid, status: z.enum(CONVERSATION_STATUSES) }),
   captureLead: z
-    .object({ conversationId: uuid, name: text(200), email: z.string().email().max(320).refine(isStorableText).nullable().optional(), phone: text(50) })
+    .object({
+      conversationId: uuid,
+      name: text(200),
+      email: z.string().email().max(320).refine(isStorableText).nullable().optional(),
+      phone: text(50),
+    })
     .refine((lead) => Boolean(lead.email || lead.phone), 'email or phone is required'),
 };
 

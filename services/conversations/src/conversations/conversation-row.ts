@@ -30,7 +30,9 @@ export function toConversationView(row: ConversationRow): ConversationView {
   return {
     id: row.id,
     status: row.status,
-    visitor: hasVisitor ? { name: row.visitor_name, email: row.visitor_email, phone: row.visitor_phone } : null,
+    visitor: hasVisitor
+      ? { name: row.visitor_name, email: row.visitor_email, phone: row.visitor_phone }
+      : null,
     subject: row.subject,
     metadata: row.metadata,
     message_count: row.message_count,

@@ -12,7 +12,8 @@ export class ConversationEntity {
   @Column({ type: 'text', nullable: true }) subject: string | null;
   @Column({ type: 'jsonb' }) metadata: Record<string, unknown>;
   @Column({ type: 'integer', name: 'message_count' }) messageCount: number;
-  @Column({ type: 'timestamptz', name: 'last_message_at', precision: 3, nullable: true }) lastMessageAt: Date | null;
+  @Column({ type: 'timestamptz', name: 'last_message_at', precision: 3, nullable: true })
+  lastMessageAt: Date | null;
   @Column({ type: 'timestamptz', name: 'created_at', precision: 3 }) createdAt: Date;
   @Column({ type: 'timestamptz', name: 'updated_at', precision: 3 }) updatedAt: Date;
   @Column({ type: 'timestamptz', name: 'closed_at', precision: 3, nullable: true }) closedAt: Date | null;

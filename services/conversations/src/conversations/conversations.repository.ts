@@ -55,6 +55,11 @@ export class ConversationsRepository {
     return rows[0];
   }
 
+  async find(accountId: string, conversationId: string): Promise<ConversationRow | undefined> {
+    const [row] = await execute(this.db, SQL.find, [conversationId, accountId]);
+    return row;
+  }
+
   /** Locks the conversation for the rest of the transaction: changes to one conversation serialise. */
   async lock(
     tx: EntityManager,
@@ -100,6 +105,29 @@ export class ConversationsRepository {
       message.id,
       message.sender,
       message.content,
+    ]);
+    return row;
+  }
+
+  /** See SQL.sendMessage: the message, its event and the command record, atomically. */
+  async sendMessage(
+    accountId: string,
+    conversationId: string,
+    message: { id: string; sender: MessageSender; content: string },
+    event: { envelope: object; type: string; id: string },
+    command: { id: string; pattern: string },
+  ): Promise<{ message: MessageRow; conversation: ConversationRow } | undefined> {
+    const [row] = await execute(this.db, SQL.sendMessage, [
+      conversationId,
+      accountId,
+      message.id,
+      message.sender,
+      message.content,
+      event.id,
+      event.type,
+      JSON.stringify(event.envelope),
+      command.id,
+      command.pattern,
     ]);
     return row;
   }

@@ -11,6 +11,7 @@ import type {
   GetConversationQuery,
   LeadView,
   ListConversationsQuery,
+  MessageSender,
   MessageView,
   NewMessage,
   RpcRequest,
@@ -23,6 +24,10 @@ import { commandSchemas, isUuid, parsePayload } from './command-schemas';
 import { toConversationView, toMessageView } from './conversation-row';
 import { ConversationsRepository } from './conversations.repository';
 import { transitionEvent } from './status-transitions';
+
+/** Visitors' messages are `message.received` (a public event); everyone else's `message.sent`. */
+const messageEventType = (sender: MessageSender) =>
+  sender === 'visitor' ? 'message.received' : 'message.sent';
 
 const notFound = (id: unknown) => new DomainError('not_found', `Conversation ${String(id)} was not found.`);
 
@@ -44,7 +49,8 @@ export class ConversationsService {
   }
 
   async get(request: RpcRequest<GetConversationQuery>): Promise<ConversationWithMessagesView> {
-    if (!isUuid((request.data as Partial<GetConversationQuery>)?.conversationId)) throw notFound(request.data?.conversationId);
+    if (!isUuid((request.data as Partial<GetConversationQuery>)?.conversationId))
+      throw notFound(request.data?.conversationId);
     const { conversationId } = parsePayload(commandSchemas.get, request.data);
     const row = await this.conversations.findWithMessages(request.accountId, conversationId);
     if (!row) throw notFound(conversationId);
@@ -59,7 +65,11 @@ export class ConversationsService {
         id: randomUUID(),
         status: command.status ?? 'active',
         visitor: command.visitor
-          ? { name: command.visitor.name ?? null, email: command.visitor.email ?? null, phone: command.visitor.phone ?? null }
+          ? {
+              name: command.visitor.name ?? null,
+              email: command.visitor.email ?? null,
+              phone: command.visitor.phone ?? null,
+            }
           : null,
         subject: command.subject ?? null,
         metadata: command.metadata ?? {},
@@ -76,13 +86,24 @@ export class ConversationsService {
     const { conversationId } = request.data ?? {};
     if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
     const command = parsePayload(commandSchemas.sendMessage, request.data);
-    return this.commands.applyOnce(request, async (tx) => {
-      const saved = await this.appendMessage(tx, request.accountId, command.conversationId, command);
-      if (saved) return saved.message;
+    const { accountId } = request;
+    const event = this.outbox.envelope(accountId, command.conversationId, messageEventType(command.sender));
+    return this.commands.applyOnceInStatement(request, async () => {
+      const saved = await this.conversations.sendMessage(
+        accountId,
+        command.conversationId,
+        { id: randomUUID(), sender: command.sender, content: command.content },
+        { envelope: event, type: event.type, id: event.id },
+        { id: request.commandId, pattern: request.pattern },
+      );
+      if (saved) return toMessageView(saved.message);
       // Nothing appended: the conversation is closed, or not this account's (or not there).
-      const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
+      const current = await this.conversations.find(accountId, command.conversationId);
       if (!current) throw notFound(command.conversationId);
-      throw new DomainError('conversation_closed', `Conversation ${current.id} is closed; reopen it to send messages.`);
+      throw new DomainError(
+        'conversation_closed',
+        `Conversation ${current.id} is closed; reopen it to send messages.`,
+      );
     });
   }
 
@@ -105,7 +126,9 @@ export class ConversationsService {
         await this.conversations.updateStatus(tx, request.accountId, current, command.status),
       );
       const data =
-        event === 'conversation.status_changed' ? { conversation, previous_status: current.status } : { conversation };
+        event === 'conversation.status_changed'
+          ? { conversation, previous_status: current.status }
+          : { conversation };
       await this.outbox.append(tx, request.accountId, current.id, event, data);
       return conversation;
     });
@@ -118,9 +141,21 @@ export class ConversationsService {
     return this.commands.applyOnce(request, async (tx) => {
       const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
       if (!current) throw notFound(command.conversationId);
-      const contact = { name: command.name ?? null, email: command.email ?? null, phone: command.phone ?? null };
-      const saved = await this.conversations.saveLead(tx, request.accountId, current.id, { id: randomUUID(), ...contact });
-      const lead: LeadView = { id: saved.lead.id, conversation_id: current.id, ...contact, created_at: saved.lead.created_at };
+      const contact = {
+        name: command.name ?? null,
+        email: command.email ?? null,
+        phone: command.phone ?? null,
+      };
+      const saved = await this.conversations.saveLead(tx, request.accountId, current.id, {
+        id: randomUUID(),
+        ...contact,
+      });
+      const lead: LeadView = {
+        id: saved.lead.id,
+        conversation_id: current.id,
+        ...contact,
+        created_at: saved.lead.created_at,
+      };
       await this.outbox.append(tx, request.accountId, current.id, 'lead.captured', {
         conversation_id: current.id,
         lead,
@@ -133,7 +168,12 @@ export class ConversationsService {
    * Adds a message to an open conversation, with its event: visitors' messages are
    * `message.received`, others `message.sent`. Undefined if the conversation is closed or missing.
    */
-  private async appendMessage(tx: EntityManager, accountId: string, conversationId: string, input: NewMessage) {
+  private async appendMessage(
+    tx: EntityManager,
+    accountId: string,
+    conversationId: string,
+    input: NewMessage,
+  ) {
     const saved = await this.conversations.appendMessage(tx, accountId, conversationId, {
       id: randomUUID(),
       sender: input.sender,
@@ -141,8 +181,11 @@ export class ConversationsService {
     });
     if (!saved) return undefined;
     const message = toMessageView(saved.message);
-    const type = message.sender === 'visitor' ? 'message.received' : 'message.sent';
-    await this.outbox.append(tx, accountId, conversationId, type, { conversation_id: conversationId, message });
+    const type = messageEventType(message.sender);
+    await this.outbox.append(tx, accountId, conversationId, type, {
+      conversation_id: conversationId,
+      message,
+    });
     return { message, conversation: toConversationView(saved.conversation) };
   }
 }

@@ -39,6 +39,9 @@ export const SQL = {
          FROM conversations.conversations c
         WHERE c.id = $1 AND c.account_id = $2`,
   ),
+  find: prepare(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c WHERE c.id = $1 AND c.account_id = $2`,
+  ),
   lock: prepare(
     `SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c
         WHERE c.id = $1 AND c.account_id = $2 FOR UPDATE`,
@@ -87,5 +90,33 @@ export const SQL = {
   incrementStatusCount: prepare(
     `INSERT INTO conversations.status_counts (account_id, status, count) VALUES ($1, $2, $3)
        ON CONFLICT (account_id, status) DO UPDATE SET count = status_counts.count + EXCLUDED.count`,
+  ),
+  /**
+   * Send-message in one atomic statement (one round trip): append the message to an open
+   * conversation, write its event and record the command. A repeated command id fails the whole
+   * statement on processed_commands' primary key; no row back means closed or not found.
+   * Times are taken after the conversation row is locked (clock_timestamp), so messages and their
+   * events are timed in the order they are appended; the event's time is the message's.
+   */
+  sendMessage: prepare(
+    `WITH c AS (
+         UPDATE conversations.conversations c
+            SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE id = $1 AND account_id = $2 AND status <> 'closed'
+          RETURNING ${CONVERSATION_COLUMNS}),
+       m AS (
+         INSERT INTO conversations.messages AS m (id, conversation_id, account_id, position, sender, content, created_at)
+         SELECT $3, c.id, $2, c.message_count, $4, $5, clock_timestamp() FROM c
+         RETURNING ${MESSAGE_COLUMNS}),
+       event AS (
+         INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
+         SELECT $6, $2, m.conversation_id, $7,
+                $8::jsonb || jsonb_build_object('time', m.created_at,
+                  'data', jsonb_build_object('conversation_id', m.conversation_id, 'message', to_jsonb(m)))
+           FROM m),
+       command AS (
+         INSERT INTO conversations.processed_commands (command_id, account_id, pattern, response)
+         SELECT $9, $2, $10, to_jsonb(m) FROM m)
+       SELECT row_to_json(c) AS conversation, row_to_json(m) AS message FROM c, m`,
   ),
 };

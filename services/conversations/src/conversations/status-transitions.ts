@@ -11,6 +11,9 @@ const TRANSITIONS: Record<ConversationStatus, Partial<Record<ConversationStatus,
   closed: { active: 'conversation.reopened' },
 };
 
-export function transitionEvent(from: ConversationStatus, to: ConversationStatus): DomainEventType | undefined {
+export function transitionEvent(
+  from: ConversationStatus,
+  to: ConversationStatus,
+): DomainEventType | undefined {
   return TRANSITIONS[from][to];
 }

@@ -23,11 +23,15 @@ export class InitialSchema1763856000000 implements MigrationInterface {
         created_xid     xid8 NOT NULL DEFAULT pg_current_xact_id()
       )`);
     // Serves the list (newest first) with and without a status filter, and its snapshot counts.
-    await db.query(`CREATE INDEX conversations_account_created ON conversations.conversations (account_id, created_at DESC, id DESC)`);
+    await db.query(
+      `CREATE INDEX conversations_account_created ON conversations.conversations (account_id, created_at DESC, id DESC)`,
+    );
     await db.query(
       `CREATE INDEX conversations_account_status_created ON conversations.conversations (account_id, status, created_at DESC, id DESC)`,
     );
-    await db.query(`CREATE INDEX conversations_account_xid ON conversations.conversations (account_id, created_xid)`);
+    await db.query(
+      `CREATE INDEX conversations_account_xid ON conversations.conversations (account_id, created_xid)`,
+    );
 
     await db.query(`
       CREATE TABLE conversations.messages (
@@ -40,7 +44,9 @@ export class InitialSchema1763856000000 implements MigrationInterface {
         created_at      timestamptz(3) NOT NULL,
         UNIQUE (conversation_id, position)
       )`);
-    await db.query(`CREATE INDEX messages_account_created ON conversations.messages (account_id, created_at)`);
+    await db.query(
+      `CREATE INDEX messages_account_created ON conversations.messages (account_id, created_at)`,
+    );
 
     await db.query(`
       CREATE TABLE conversations.leads (
@@ -94,11 +100,20 @@ export class InitialSchema1763856000000 implements MigrationInterface {
         response    jsonb,
         created_at  timestamptz(3) NOT NULL DEFAULT now()
       )`);
-    await db.query(`CREATE INDEX processed_commands_created ON conversations.processed_commands (created_at)`);
+    await db.query(
+      `CREATE INDEX processed_commands_created ON conversations.processed_commands (created_at)`,
+    );
   }
 
   async down(db: QueryRunner): Promise<void> {
-    for (const table of ['processed_commands', 'outbox', 'status_counts', 'leads', 'messages', 'conversations']) {
+    for (const table of [
+      'processed_commands',
+      'outbox',
+      'status_counts',
+      'leads',
+      'messages',
+      'conversations',
+    ]) {
       await db.query(`DROP TABLE conversations.${table}`);
     }
     await db.query(`DROP FUNCTION conversations.notify_outbox()`);

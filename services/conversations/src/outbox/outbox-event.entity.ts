@@ -10,5 +10,6 @@ export class OutboxEventEntity {
   @Column({ type: 'text' }) type: string;
   @Column({ type: 'jsonb' }) envelope: CloudEvent;
   @Column({ type: 'timestamptz', name: 'created_at', precision: 3 }) createdAt: Date;
-  @Column({ type: 'timestamptz', name: 'published_at', precision: 3, nullable: true }) publishedAt: Date | null;
+  @Column({ type: 'timestamptz', name: 'published_at', precision: 3, nullable: true })
+  publishedAt: Date | null;
 }

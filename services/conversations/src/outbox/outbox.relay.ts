@@ -84,7 +84,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   private publishBatch(): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const [{ locked }] = await tx.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [RELAY_LOCK]);
+      const [{ locked }] = await tx.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [
+        RELAY_LOCK,
+      ]);
       if (!locked) return 0;
       const rows: OutboxRow[] = await tx.query(
         `SELECT id, type, envelope, created_at FROM conversations.outbox
@@ -110,7 +112,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** A dedicated connection for LISTEN; if it drops, the poll keeps events flowing until it is back. */
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({ connectionString: this.config.DATABASE_URL, application_name: 'conversations-outbox-listener' });
+    const client = new Client({
+      connectionString: this.config.DATABASE_URL,
+      application_name: 'conversations-outbox-listener',
+    });
     client.on('notification', () => this.wake());
     client.on('error', (error) => {
       this.logger.warn({ err: error.message }, 'outbox listener connection lost');

@@ -25,17 +25,7 @@ export class OutboxWriter {
     type: T,
     data: DomainEventData[T],
   ): Promise<CloudEvent<T>> {
-    const envelope: CloudEvent<T> = {
-      specversion: '1.0',
-      id: randomUUID(),
-      source: CLOUDEVENTS_SOURCE,
-      type,
-      time: new Date().toISOString(),
-      subject: conversationId,
-      datacontenttype: 'application/json',
-      accountid: accountId,
-      data,
-    };
+    const envelope: CloudEvent<T> = { ...this.envelope(accountId, conversationId, type), data };
     await execute(tx, SQL.insertEvent, [
       envelope.id,
       accountId,
@@ -44,5 +34,23 @@ export class OutboxWriter {
       JSON.stringify(envelope),
     ]);
     return envelope;
+  }
+
+  /** A new event's envelope without its data (for statements that add the data themselves). */
+  envelope<T extends DomainEventType>(
+    accountId: string,
+    conversationId: string,
+    type: T,
+  ): Omit<CloudEvent<T>, 'data'> {
+    return {
+      specversion: '1.0',
+      id: randomUUID(),
+      source: CLOUDEVENTS_SOURCE,
+      type,
+      time: new Date().toISOString(),
+      subject: conversationId,
+      datacontenttype: 'application/json',
+      accountid: accountId,
+    };
   }
 }
