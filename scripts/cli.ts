@@ -75,7 +75,7 @@ export async function runCommand(
       const id = accountId(options.account);
       const newPlan = plan(options.plan);
       if (!(await accounts.setPlan(id, newPlan))) throw new Error(`no account ${id}`);
-      await announce({ accountId: id });
+      await announce({ accountId: id, plan: newPlan });
       return print({ accountId: id, plan: newPlan });
     }
     case 'keys:create': {
@@ -119,7 +119,11 @@ export async function runCli(
   try {
     const { positionals, values } = parseCliArgs(argv);
     const config = loadConfig(
-      { ...databaseSchema, ...redisSchema, LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug']).default('warn') },
+      {
+        ...databaseSchema,
+        ...redisSchema,
+        LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug']).default('warn'),
+      },
       env,
     );
     const logger = createLogger('cli', config.LOG_LEVEL);
@@ -130,7 +134,9 @@ export async function runCli(
       // Tell running gateways at once; if Redis is unreachable their caches expire within seconds.
       const announce = (change: AccountChange) =>
         announceAccountChange(config.REDIS_URL, config.REDIS_KEY_PREFIX, change).catch((error: Error) =>
-          output.stderr(`warning: gateways not notified (${error.message}); the change applies within AUTH_CACHE_TTL_MS\n`),
+          output.stderr(
+            `warning: gateways not notified (${error.message}); the change applies within AUTH_CACHE_TTL_MS\n`,
+          ),
         );
       await runCommand(
         positionals[0],

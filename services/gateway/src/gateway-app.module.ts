@@ -13,6 +13,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { ConversationsClient } from './conversations/conversations.client';
 import { ConversationsController } from './conversations/conversations.controller';
 import { gatewayDataSourceOptions } from './data-source';
+import { GATEWAY_CONFIG } from './gateway-config.token';
 import { HealthController } from './health/health.controller';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
@@ -60,6 +61,7 @@ export class GatewayAppModule {
           useFactory: (keys: IdempotencyRepository) => new IdempotencyRetentionJob(keys, logger),
         },
         { provide: REDIS, useValue: redis },
+        { provide: GATEWAY_CONFIG, useValue: config },
         { provide: RateLimits, useFactory: () => new RateLimits(redis, config, logger) },
         ConversationsClient,
       ],

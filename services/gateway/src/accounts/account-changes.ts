@@ -1,21 +1,48 @@
 import Redis from 'ioredis';
 import type { Logger } from 'pino';
+import type { Plan } from '@app/dialects';
 
-/** A change that must reach every gateway's key cache now rather than after its TTL. */
-export type AccountChange = { accountId: string } | { keyId: string };
+/** A change that must reach every gateway now rather than when its key cache expires. */
+export type AccountChange = { accountId: string; plan: Plan } | { keyId: string };
 
 const channelName = (keyPrefix: string) => `${keyPrefix}account-changes`;
 
 /**
- * Plan changes and key revocations are announced on a Redis channel; every gateway drops the
- * cached key records concerned, so the change applies on the next request. If the announcement
- * is lost (Redis down), caches still expire within AUTH_CACHE_TTL_MS.
+ * Where a changed plan is written for the rate limiter's script to read in the same atomic call
+ * as the count, so the new quota applies to the very next request on every gateway. It only has
+ * to outlive the gateways' key cache (AUTH_CACHE_TTL_MS), after which the plan comes from Postgres.
  */
-export async function announceAccountChange(redisUrl: string, keyPrefix: string, change: AccountChange): Promise<void> {
-  const redis = new Redis(redisUrl, { lazyConnect: true, enableOfflineQueue: false, connectTimeout: 1000, maxRetriesPerRequest: 0 });
+export const planOverrideKey = (keyPrefix: string, accountId: string) => `${keyPrefix}rl:plan:${accountId}`;
+const PLAN_OVERRIDE_TTL_SECONDS = 60;
+
+/**
+ * Announces plan changes and key revocations: a plan goes to its override key, and every gateway
+ * is told on a channel to drop the cached key records concerned. If Redis is down, caches still
+ * expire within AUTH_CACHE_TTL_MS.
+ */
+export async function announceAccountChange(
+  redisUrl: string,
+  keyPrefix: string,
+  change: AccountChange,
+): Promise<void> {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+  });
   try {
     await redis.connect();
-    await redis.publish(channelName(keyPrefix), JSON.stringify(change));
+    const announcement = redis.multi();
+    if ('plan' in change)
+      announcement.set(
+        planOverrideKey(keyPrefix, change.accountId),
+        change.plan,
+        'EX',
+        PLAN_OVERRIDE_TTL_SECONDS,
+      );
+    announcement.publish(channelName(keyPrefix), JSON.stringify(change));
+    await announcement.exec();
   } finally {
     redis.disconnect();
   }
@@ -37,5 +64,7 @@ export function subscribeToAccountChanges(
     }
   });
   // ioredis re-subscribes by itself after a reconnect.
-  subscriber.subscribe(channel).catch((error: Error) => logger.warn({ err: error.message }, 'account-change subscription failed'));
+  subscriber
+    .subscribe(channel)
+    .catch((error: Error) => logger.warn({ err: error.message }, 'account-change subscription failed'));
 }

@@ -31,13 +31,18 @@ export class AccountsRepository {
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
-    const rows = await this.db.query(`SELECT id, name, plan, created_at FROM gateway.accounts ORDER BY created_at, id`);
+    const rows = await this.db.query(
+      `SELECT id, name, plan, created_at FROM gateway.accounts ORDER BY created_at, id`,
+    );
     return rows.map((row: AccountRecord) => ({ ...row, created_at: new Date(row.created_at).toISOString() }));
   }
 
   /** Returns false when the account does not exist. */
   async setPlan(accountId: string, plan: Plan): Promise<boolean> {
-    const [, affected] = await this.db.query(`UPDATE gateway.accounts SET plan = $2 WHERE id = $1`, [accountId, plan]);
+    const [, affected] = await this.db.query(`UPDATE gateway.accounts SET plan = $2 WHERE id = $1`, [
+      accountId,
+      plan,
+    ]);
     return affected > 0;
   }
 

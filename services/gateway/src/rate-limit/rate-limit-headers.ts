@@ -3,16 +3,23 @@ import type { LimitDecision } from './sliding-window-limiter';
 
 const POLICY_NAME = 'hourly';
 
-/** Seconds from now until the oldest counted request leaves the window (0 if none is counted). */
+/**
+ * Seconds from now until a slot frees: when the oldest counted request leaves the window (0 if
+ * none is counted), or later if the account is over a lowered limit.
+ */
 export function secondsUntilSlotFrees(decision: LimitDecision): number {
-  return Math.max(0, Math.ceil((decision.resetAtMs - decision.nowMs) / 1000));
+  return Math.max(0, Math.ceil((decision.slotFreeAtMs - decision.nowMs) / 1000));
 }
 
 /**
  * The headers of DESIGN.md on every authenticated response: the IETF RateLimit-Policy/RateLimit
  * pair and the X-RateLimit-* trio clients already know from GitHub and Stripe.
  */
-export function setRateLimitHeaders(reply: FastifyReply, decision: LimitDecision, windowSeconds: number): void {
+export function setRateLimitHeaders(
+  reply: FastifyReply,
+  decision: LimitDecision,
+  windowSeconds: number,
+): void {
   const wait = secondsUntilSlotFrees(decision);
   reply.header('ratelimit-policy', `"${POLICY_NAME}";q=${decision.limit};w=${windowSeconds}`);
   reply.header('ratelimit', `"${POLICY_NAME}";r=${decision.remaining};t=${wait}`);

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import type { Plan } from '@app/dialects';
 import { DomainError } from '@app/errors';
+import { planOverrideKey } from '../accounts/account-changes';
 import type { Principal } from '../auth/api-key-authenticator';
 import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
 
@@ -28,9 +29,22 @@ export class RateLimits {
     private readonly logger: Logger,
   ) {
     const windowMs = config.RATE_LIMIT_WINDOW_SECONDS * 1000;
-    this.accounts = new SlidingWindowLimiter(redis, windowMs, windowMs / config.RATE_LIMIT_BUCKETS);
-    this.failedAuth = new SlidingWindowLimiter(redis, FAILED_AUTH_WINDOW_MS, FAILED_AUTH_WINDOW_MS / FAILED_AUTH_BUCKETS);
-    this.quotas = { trial: config.RATE_LIMIT_TRIAL, pro: config.RATE_LIMIT_PRO, business: config.RATE_LIMIT_BUSINESS };
+    // Whole milliseconds: Redis's PEXPIRE takes integers, and 3600 s / 7 buckets is not one.
+    this.accounts = new SlidingWindowLimiter(
+      redis,
+      windowMs,
+      Math.ceil(windowMs / config.RATE_LIMIT_BUCKETS),
+    );
+    this.failedAuth = new SlidingWindowLimiter(
+      redis,
+      FAILED_AUTH_WINDOW_MS,
+      FAILED_AUTH_WINDOW_MS / FAILED_AUTH_BUCKETS,
+    );
+    this.quotas = {
+      trial: config.RATE_LIMIT_TRIAL,
+      pro: config.RATE_LIMIT_PRO,
+      business: config.RATE_LIMIT_BUSINESS,
+    };
   }
 
   get windowSeconds(): number {
@@ -41,7 +55,11 @@ export class RateLimits {
   async checkAccount(principal: Principal): Promise<LimitDecision | undefined> {
     if (!this.config.RATE_LIMIT_ENABLED) return undefined;
     try {
-      return await this.accounts.check(`${this.config.REDIS_KEY_PREFIX}rl:account:${principal.accountId}`, this.quotas[principal.plan]);
+      return await this.accounts.check(
+        `${this.config.REDIS_KEY_PREFIX}rl:account:${principal.accountId}`,
+        this.quotas[principal.plan],
+        { key: planOverrideKey(this.config.REDIS_KEY_PREFIX, principal.accountId), quotas: this.quotas },
+      );
     } catch (error) {
       this.recordFailure(error);
       if (this.config.RATE_LIMIT_FAIL_MODE === 'closed') {
@@ -71,7 +89,11 @@ export class RateLimits {
     if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
     this.lastFailureLog = now;
     this.logger.error(
-      { err: (error as Error).message, fail_mode: this.config.RATE_LIMIT_FAIL_MODE, failures: this.redisFailures },
+      {
+        err: (error as Error).message,
+        fail_mode: this.config.RATE_LIMIT_FAIL_MODE,
+        failures: this.redisFailures,
+      },
       'rate limiter cannot reach Redis',
     );
   }

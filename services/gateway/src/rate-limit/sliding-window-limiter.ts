@@ -7,11 +7,20 @@ export interface LimitDecision {
   remaining: number;
   /** Unix ms at which the oldest request counted in the window leaves it. */
   resetAtMs: number;
+  /** Unix ms at which a slot is next free (the count drops below the limit). */
+  slotFreeAtMs: number;
   nowMs: number;
 }
 
 type SlidingWindowRedis = Redis & {
-  slidingWindow(key: string, limit: number, windowMs: number, bucketMs: number): Promise<[number, number, number, number]>;
+  slidingWindow(
+    key: string,
+    planKey: string,
+    limit: number,
+    windowMs: number,
+    bucketMs: number,
+    quotas: string,
+  ): Promise<[number, number, number, number, number, number]>;
 };
 
 /**
@@ -26,12 +35,35 @@ export class SlidingWindowLimiter {
     readonly windowMs: number,
     readonly bucketMs: number,
   ) {
-    redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
+    redis.defineCommand('slidingWindow', { numberOfKeys: 2, lua: SLIDING_WINDOW_SCRIPT });
     this.redis = redis as SlidingWindowRedis;
   }
 
-  async check(key: string, limit: number): Promise<LimitDecision> {
-    const [admitted, remaining, resetAtMs, nowMs] = await this.redis.slidingWindow(key, limit, this.windowMs, this.bucketMs);
-    return { admitted: admitted === 1, limit, remaining: Math.max(0, remaining), resetAtMs, nowMs };
+  /**
+   * Counts a request against `key`. The limit is `limit`, unless `planOverride` names a plan
+   * (written when a plan changes, see account-changes.ts) that has a quota in `quotas`.
+   */
+  async check(
+    key: string,
+    limit: number,
+    planOverride?: { key: string; quotas: Record<string, number> },
+  ): Promise<LimitDecision> {
+    const [admitted, remaining, resetAtMs, nowMs, slotFreeAtMs, effectiveLimit] =
+      await this.redis.slidingWindow(
+        key,
+        planOverride?.key ?? `${key}:no-plan`,
+        limit,
+        this.windowMs,
+        this.bucketMs,
+        JSON.stringify(planOverride?.quotas ?? {}),
+      );
+    return {
+      admitted: admitted === 1,
+      limit: effectiveLimit,
+      remaining: Math.max(0, remaining),
+      resetAtMs,
+      slotFreeAtMs,
+      nowMs,
+    };
   }
 }
