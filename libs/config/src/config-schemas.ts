@@ -64,6 +64,8 @@ export const conversationsSchema = {
   /** Fallback poll interval of the outbox relay; commits also wake it through LISTEN/NOTIFY. */
   OUTBOX_POLL_MS: integer(10, 60_000, 1000),
   OUTBOX_BATCH_SIZE: integer(1, 10_000, 200),
+  /** How long the relay lets commits gather after a wake-up before publishing them as one batch. */
+  OUTBOX_COALESCE_MS: integer(0, 1000, 5),
   RUN_MIGRATIONS: boolean(true),
 };
 

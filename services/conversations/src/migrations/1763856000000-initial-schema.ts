@@ -74,7 +74,7 @@ export class InitialSchema1763856000000 implements MigrationInterface {
     await db.query(`
       CREATE TABLE conversations.outbox (
         id              bigserial PRIMARY KEY,
-        event_id        uuid NOT NULL UNIQUE,
+        event_id        uuid NOT NULL,
         account_id      uuid NOT NULL,
         conversation_id uuid NOT NULL,
         type            text NOT NULL,
@@ -101,7 +101,8 @@ export class InitialSchema1763856000000 implements MigrationInterface {
         created_at  timestamptz(3) NOT NULL DEFAULT now()
       )`);
     await db.query(
-      `CREATE INDEX processed_commands_created ON conversations.processed_commands (created_at)`,
+      // Only the hourly retention job reads it by time: BRIN costs next to nothing per insert.
+      `CREATE INDEX processed_commands_created ON conversations.processed_commands USING brin (created_at)`,
     );
   }
 

@@ -56,20 +56,25 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     await this.listener?.end().catch(() => undefined);
   }
 
-  /** Starts a drain, or asks the running one to go round once more. */
+  /**
+   * Starts a drain after OUTBOX_COALESCE_MS (so a burst of commits leaves in one batch and one
+   * transaction rather than one each), or asks the running one to go round once more.
+   */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => {
-      this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      }
-    });
+    this.running = delay(this.config.OUTBOX_COALESCE_MS)
+      .then(() => this.drain())
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
   }
 
   private async drain(): Promise<void> {
@@ -133,3 +138,5 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 }
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
