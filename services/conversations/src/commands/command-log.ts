@@ -84,6 +84,8 @@ export class CommandLog {
 }
 
 function isRepeatedCommand(error: unknown): boolean {
-  const cause = (error as { driverError?: { code?: string; constraint?: string } })?.driverError;
+  // From pg directly, or wrapped by TypeORM (QueryFailedError.driverError).
+  const failure = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+  const cause = failure?.driverError ?? failure;
   return cause?.code === '23505' && cause.constraint === 'processed_commands_pkey';
 }
