@@ -35,7 +35,11 @@ export class ApiClient {
     return this.request<T>('PATCH', path, { ...options, body });
   }
 
-  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     const key = options.apiKey === undefined ? this.apiKey : options.apiKey;
     if (key) headers.authorization ??= `Bearer ${key}`;

@@ -49,7 +49,8 @@ export class EventTap {
   waitForAccount(accountId: string, count: number, timeoutMs = 10_000): Promise<TappedEvent[]> {
     return eventually(() => {
       const found = this.forAccount(accountId);
-      if (found.length < count) throw new Error(`expected ${count} events for ${accountId}, got ${found.length}`);
+      if (found.length < count)
+        throw new Error(`expected ${count} events for ${accountId}, got ${found.length}`);
       return found;
     }, timeoutMs);
   }

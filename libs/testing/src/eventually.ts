@@ -12,7 +12,8 @@ export async function eventually<T>(
   while (Date.now() < deadline) {
     try {
       const result = await check();
-      if (result !== false && result !== undefined && result !== null) return result as Exclude<T, false | null | undefined>;
+      if (result !== false && result !== undefined && result !== null)
+        return result as Exclude<T, false | null | undefined>;
       lastError = new Error(`condition returned ${String(result)}`);
     } catch (error) {
       lastError = error;

@@ -12,7 +12,9 @@ export default async function globalSetup(): Promise<void> {
     await admin.end();
   }
   execFileSync('rabbitmqctl', ['-q', 'add_vhost', runId], { stdio: 'ignore' });
-  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', runId, 'guest', '.*', '.*', '.*'], { stdio: 'ignore' });
+  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', runId, 'guest', '.*', '.*', '.*'], {
+    stdio: 'ignore',
+  });
   Object.assign(process.env, {
     TEST_RUN_ID: runId,
     DATABASE_URL: databaseUrlFor(runId),

@@ -4,3 +4,4 @@ export * from './api-client';
 export * from './test-stack';
 export * from './event-tap';
 export * from './service-process';
+export * from './problem-assertions';

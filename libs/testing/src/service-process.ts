@@ -28,19 +28,34 @@ export class ServiceProcess {
   }
 
   /** Starts the service and resolves once it is ready (the gateway answers /health/ready). */
-  static async start(name: ServiceName, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServiceProcess> {
+  static async start(
+    name: ServiceName,
+    env: Record<string, string> = {},
+    timeoutMs = 30_000,
+  ): Promise<ServiceProcess> {
     const port = name === 'gateway' ? String(env.PORT ?? (await freePort())) : undefined;
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, ...(port && { PORT: port }) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', '@swc-node/register', path.join(ROOT, 'services', name, 'src', 'main.ts')],
+      {
+        cwd: ROOT,
+        env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, ...(port && { PORT: port }) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const service = new ServiceProcess(name, child, port && `http://127.0.0.1:${port}`);
     try {
-      await eventually(async () => {
-        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${service.output}`);
-        return name === 'gateway' ? (await fetch(`${service.url}/health/ready`)).ok : service.logged('service ready');
-      }, timeoutMs, 100);
+      await eventually(
+        async () => {
+          if (child.exitCode !== null)
+            throw new Error(`${name} exited with ${child.exitCode}:\n${service.output}`);
+          return name === 'gateway'
+            ? (await fetch(`${service.url}/health/ready`)).ok
+            : service.logged('service ready');
+        },
+        timeoutMs,
+        100,
+      );
     } catch (error) {
       child.kill('SIGKILL');
       throw error;

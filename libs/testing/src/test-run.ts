@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
  * Every test run gets its own Postgres database, RabbitMQ vhost and Redis key prefix, so runs
  * (a developer's and CI's, or two branches) never see each other's data.
  */
-export const ADMIN_DATABASE_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_DATABASE_URL =
+  process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const AMQP_BASE_URL = process.env.TEST_AMQP_BASE_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -1,8 +1,17 @@
 import { DataSource } from 'typeorm';
-import { ConversationsConfig, conversationsSchema, GatewayConfig, gatewaySchema, loadConfig } from '@app/config';
+import {
+  ConversationsConfig,
+  conversationsSchema,
+  GatewayConfig,
+  gatewaySchema,
+  loadConfig,
+} from '@app/config';
 import { createLogger } from '@app/observability';
 import type { Plan } from '@app/dialects';
-import { startConversationsService, RunningConversationsService } from '../../../services/conversations/src/conversations-service';
+import {
+  startConversationsService,
+  RunningConversationsService,
+} from '../../../services/conversations/src/conversations-service';
 import { startGateway, RunningGateway } from '../../../services/gateway/src/gateway-service';
 import { AccountsRepository } from '../../../services/gateway/src/accounts/accounts.repository';
 import { gatewayDataSourceOptions } from '../../../services/gateway/src/data-source';
@@ -38,7 +47,9 @@ export class TestStack {
     const stack = new TestStack(options);
     await stack.startConversations();
     stack.gateway = await startGateway(stack.gatewayConfig(), logger());
-    stack.admin = new DataSource(gatewayDataSourceOptions({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_SIZE: 2 }));
+    stack.admin = new DataSource(
+      gatewayDataSourceOptions({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_SIZE: 2 }),
+    );
     await stack.admin.initialize();
     stack.accounts = new AccountsRepository(stack.admin);
     return stack;
@@ -65,7 +76,11 @@ export class TestStack {
   }
 
   conversationsConfig(): ConversationsConfig {
-    return loadConfig(conversationsSchema, { ...process.env, OUTBOX_POLL_MS: '200', ...this.options.conversations });
+    return loadConfig(conversationsSchema, {
+      ...process.env,
+      OUTBOX_POLL_MS: '200',
+      ...this.options.conversations,
+    });
   }
 
   async startConversations(): Promise<void> {

@@ -1,4 +1,4 @@
-import { ApiClient, ApiResponse, eventually, TestStack } from '@app/testing';
+import { ApiClient, ApiResponse, eventually, TestStack, expectProblem, expectValidation } from '@app/testing';
 
 /**
  * List pagination (DESIGN.md, "HTTP behaviour" and "Dialects"): limits and offsets with their
@@ -9,7 +9,6 @@ import { ApiClient, ApiResponse, eventually, TestStack } from '@app/testing';
 
 type Status = 'active' | 'pending' | 'closed';
 
-const PROBLEM_BASE = 'https://docs.conversations.example/problems/';
 /** pagination.snapshot: an opaque base64url token. */
 const SNAPSHOT_TOKEN = /^[A-Za-z0-9_-]+$/;
 
@@ -36,26 +35,6 @@ function expectOk(res: ApiResponse, status = 200): void {
     body: 'ok',
   });
   expect(res.headers.get('x-request-id')).toBeTruthy();
-}
-
-/** A 400 validation_failed naming exactly the given fields. */
-function expectValidation(res: ApiResponse, path: string, fields: string[]): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status: 400, code: 'validation_failed' });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toEqual({
-    type: `${PROBLEM_BASE}validation-failed`,
-    title: 'Request validation failed',
-    status: 400,
-    detail: expect.any(String),
-    code: 'validation_failed',
-    request_id: res.headers.get('x-request-id'),
-    instance: new URL(path, 'http://x').pathname,
-    errors: expect.any(Array),
-  });
-  const errors = res.body.errors as Array<{ field: string; message: string }>;
-  for (const error of errors)
-    expect(error).toEqual({ field: expect.any(String), message: expect.any(String) });
-  expect(errors.map((e) => e.field).sort()).toEqual([...fields].sort());
 }
 
 describe('pagination', () => {
@@ -168,7 +147,13 @@ describe('pagination', () => {
         expectOk(res);
         expect(res.body).toEqual({
           data: [],
-          pagination: { limit: 10, offset, total: 25, snapshot: expect.stringMatching(SNAPSHOT_TOKEN), next: null },
+          pagination: {
+            limit: 10,
+            offset,
+            total: 25,
+            snapshot: expect.stringMatching(SNAPSHOT_TOKEN),
+            next: null,
+          },
         });
       },
     );
@@ -292,7 +277,9 @@ describe('pagination', () => {
     it('a malformed snapshot is a 400 on "snapshot"', async () => {
       // Not base64url, not a snapshot inside, and well-formed snapshots that cannot exist
       // (xmin after xmax, an in-progress xid outside [xmin, xmax)): all refused before Postgres.
-      const forged = ['5:3:', '0:1:', '10:20:25', 'abc:1:'].map((text) => Buffer.from(text).toString('base64url'));
+      const forged = ['5:3:', '0:1:', '10:20:25', 'abc:1:'].map((text) =>
+        Buffer.from(text).toString('base64url'),
+      );
       for (const value of ['yesterday', '2024-13-01T00:00:00Z', '12345', ...forged]) {
         const url = `/v1/conversations?snapshot=${encodeURIComponent(value)}`;
         expectValidation(await api.get(url), url, ['snapshot']);

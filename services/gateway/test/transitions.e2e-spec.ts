@@ -1,4 +1,4 @@
-import { ApiClient, ApiResponse, TestStack } from '@app/testing';
+import { ApiClient, ApiResponse, TestStack, expectProblem, expectValidation } from '@app/testing';
 
 /**
  * Status transitions (DESIGN.md, "HTTP behaviour", Transitions): active<->pending,
@@ -9,19 +9,12 @@ import { ApiClient, ApiResponse, TestStack } from '@app/testing';
 
 type Status = 'active' | 'pending' | 'closed';
 
-const PROBLEM_BASE = 'https://docs.conversations.example/problems/';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SPELLINGS: Record<Status, string[]> = {
   active: ['active', 'aktif', 'aktywne'],
   pending: ['pending', 'belum selesai', 'w toku'],
   closed: ['closed', 'ditutup', 'zamknięte'],
 };
-const TITLES: Record<string, string> = {
-  invalid_transition: 'Status transition not allowed',
-  conversation_closed: 'Conversation is closed',
-  not_found: 'Resource not found',
-};
-
 function expectOk(res: ApiResponse, status = 200): void {
   expect({ status: res.status, body: res.status === status ? 'ok' : res.body }).toEqual({
     status,
@@ -29,37 +22,6 @@ function expectOk(res: ApiResponse, status = 200): void {
   });
   expect(res.headers.get('content-type')).toMatch(/^application\/json(;|$)/);
   expect(res.headers.get('x-request-id')).toBeTruthy();
-}
-
-/** The exact problem document for a non-validation error. */
-function expectProblem(res: ApiResponse, status: number, code: string, path: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toEqual({
-    type: PROBLEM_BASE + code.replace(/_/g, '-'),
-    title: TITLES[code],
-    status,
-    detail: expect.any(String),
-    code,
-    request_id: res.headers.get('x-request-id'),
-    instance: new URL(path, 'http://x').pathname,
-  });
-}
-
-function expectValidation(res: ApiResponse, path: string, fields: string[]): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status: 400, code: 'validation_failed' });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toEqual({
-    type: `${PROBLEM_BASE}validation-failed`,
-    title: 'Request validation failed',
-    status: 400,
-    detail: expect.any(String),
-    code: 'validation_failed',
-    request_id: res.headers.get('x-request-id'),
-    instance: new URL(path, 'http://x').pathname,
-    errors: expect.any(Array),
-  });
-  expect([...new Set(res.body.errors.map((e: any) => e.field))]).toEqual(fields);
 }
 
 describe('status transitions', () => {

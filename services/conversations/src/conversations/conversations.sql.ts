@@ -9,6 +9,22 @@ const CONVERSATION_COLUMNS = `c.id, c.status, c.visitor_name, c.visitor_email, c
 
 const MESSAGE_COLUMNS = `m.id, m.conversation_id, m.sender, m.content, ${iso('m.created_at')} AS created_at`;
 
+/**
+ * CTEs `c` and `m`: bump an open conversation's counters (the UPDATE locks its row) and insert
+ * the message at the next position. Both are empty if the conversation is closed or not the
+ * account's. Times are read after the lock (clock_timestamp), so messages are timed in order.
+ * $1 conversation, $2 account, $3 message id, $4 sender, $5 content.
+ */
+const APPEND_TO_OPEN_CONVERSATION = `c AS (
+         UPDATE conversations.conversations c
+            SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE id = $1 AND account_id = $2 AND status <> 'closed'
+          RETURNING ${CONVERSATION_COLUMNS}),
+       m AS (
+         INSERT INTO conversations.messages AS m (id, conversation_id, account_id, position, sender, content, created_at)
+         SELECT $3, c.id, $2, c.message_count, $4, $5, clock_timestamp() FROM c
+         RETURNING ${MESSAGE_COLUMNS})`;
+
 const listPageSql = (statusFilter: string) =>
   `WITH meta AS (SELECT COALESCE($4::pg_snapshot, pg_current_snapshot()) AS snapshot),
             counted AS (
@@ -53,15 +69,7 @@ export const SQL = {
        RETURNING ${CONVERSATION_COLUMNS}`,
   ),
   appendMessage: prepare(
-    `WITH c AS (
-         UPDATE conversations.conversations c
-            SET message_count = message_count + 1, last_message_at = now(), updated_at = now()
-          WHERE id = $1 AND account_id = $2 AND status <> 'closed'
-          RETURNING ${CONVERSATION_COLUMNS}),
-       m AS (
-         INSERT INTO conversations.messages AS m (id, conversation_id, account_id, position, sender, content, created_at)
-         SELECT $3, c.id, $2, c.message_count, $4, $5, now() FROM c
-         RETURNING ${MESSAGE_COLUMNS})
+    `WITH ${APPEND_TO_OPEN_CONVERSATION}
        SELECT row_to_json(c) AS conversation, row_to_json(m) AS message FROM c, m`,
   ),
   updateStatus: prepare(
@@ -95,19 +103,10 @@ export const SQL = {
    * Send-message in one atomic statement (one round trip): append the message to an open
    * conversation, write its event and record the command. A repeated command id fails the whole
    * statement on processed_commands' primary key; no row back means closed or not found.
-   * Times are taken after the conversation row is locked (clock_timestamp), so messages and their
-   * events are timed in the order they are appended; the event's time is the message's.
+   * The event's time is the message's.
    */
   sendMessage: prepare(
-    `WITH c AS (
-         UPDATE conversations.conversations c
-            SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE id = $1 AND account_id = $2 AND status <> 'closed'
-          RETURNING ${CONVERSATION_COLUMNS}),
-       m AS (
-         INSERT INTO conversations.messages AS m (id, conversation_id, account_id, position, sender, content, created_at)
-         SELECT $3, c.id, $2, c.message_count, $4, $5, clock_timestamp() FROM c
-         RETURNING ${MESSAGE_COLUMNS}),
+    `WITH ${APPEND_TO_OPEN_CONVERSATION},
        event AS (
          INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
          SELECT $6, $2, m.conversation_id, $7,
