@@ -12,17 +12,19 @@ const MESSAGE_COLUMNS = `m.id, m.conversation_id, m.sender, m.content, ${iso('m.
 /**
  * CTEs `c` and `m`: bump an open conversation's counters (the UPDATE locks its row) and insert
  * the message at the next position. Both are empty if the conversation is closed or not the
- * account's. Times are read after the lock (clock_timestamp), so messages are timed in order.
+ * account's. The time is read after the lock (clock_timestamp), so messages are timed in order,
+ * and the message's created_at is exactly the conversation's new last_message_at.
  * $1 conversation, $2 account, $3 message id, $4 sender, $5 content.
  */
 const APPEND_TO_OPEN_CONVERSATION = `c AS (
          UPDATE conversations.conversations c
-            SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
+            SET (message_count, last_message_at, updated_at) =
+                (SELECT c.message_count + 1, at, at FROM (SELECT clock_timestamp() AS at) now)
           WHERE id = $1 AND account_id = $2 AND status <> 'closed'
-          RETURNING ${CONVERSATION_COLUMNS}),
+          RETURNING ${CONVERSATION_COLUMNS}, c.last_message_at AS appended_at),
        m AS (
          INSERT INTO conversations.messages AS m (id, conversation_id, account_id, position, sender, content, created_at)
-         SELECT $3, c.id, $2, c.message_count, $4, $5, clock_timestamp() FROM c
+         SELECT $3, c.id, $2, c.message_count, $4, $5, c.appended_at FROM c
          RETURNING ${MESSAGE_COLUMNS})`;
 
 const listPageSql = (statusFilter: string) =>
