@@ -69,5 +69,45 @@ export const conversationsSchema = {
   RUN_MIGRATIONS: boolean(true),
 };
 
+/** DESIGN.md, Events: the delays before each retry (Svix's schedule); the first attempt is immediate. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000';
+
+/** Comma-separated seconds (decimals allowed), 1 to 20 entries, each at most a week. */
+const retrySchedule = z
+  .string()
+  .default(DEFAULT_WEBHOOK_RETRY_SCHEDULE)
+  .refine(
+    (text) => /^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*){0,19}$/.test(text) && text.split(',').every((s) => Number(s) <= 604_800),
+    'must be 1 to 20 comma-separated numbers of seconds, each at most 604800',
+  )
+  .transform((text) => text.split(',').map((s) => Number(s)));
+
+export const webhooksSchema = {
+  ...commonSchema,
+  ...databaseSchema,
+  ...amqpSchema,
+  /** Let subscriptions target loopback, private and link-local addresses, over http too (local dev, tests). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean(false),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule,
+  /** Whole attempt (connect, headers, body) before it counts as failed. */
+  WEBHOOK_TIMEOUT_MS: integer(100, 60_000, 10_000),
+  /** Requests in flight to one subscription at once, per replica. */
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: integer(1, 1000, 8),
+  /** Requests in flight per replica, all subscriptions together. */
+  WEBHOOK_MAX_IN_FLIGHT: integer(1, 100_000, 512),
+  /** Unacknowledged events the fan-out consumer holds per replica. */
+  WEBHOOK_EVENTS_PREFETCH: integer(1, 10_000, 256),
+  /** Fallback poll for due retries (commits of tests and manual retries also wake it). */
+  WEBHOOK_POLL_MS: integer(10, 60_000, 1000),
+  /** How long a replica's claim on a delivery lasts unless renewed; a crashed replica's work moves after this. */
+  WEBHOOK_LEASE_SECONDS: integer(2, 3600, 30),
+  /** A subscription whose every attempt has failed for this long is disabled. */
+  WEBHOOK_DISABLE_AFTER_DAYS: integer(1, 365, 5),
+  /** Finished deliveries and their attempts are kept this long. */
+  WEBHOOK_LOG_RETENTION_DAYS: integer(1, 3650, 30),
+  RUN_MIGRATIONS: boolean(true),
+};
+
 export type GatewayConfig = ReturnType<typeof loadConfig<typeof gatewaySchema>>;
 export type ConversationsConfig = ReturnType<typeof loadConfig<typeof conversationsSchema>>;
+export type WebhooksConfig = ReturnType<typeof loadConfig<typeof webhooksSchema>>;

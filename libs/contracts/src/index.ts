@@ -5,3 +5,4 @@ export * from './rpc-envelope';
 export * from './domain-events';
 export * from './list-snapshot';
 export * from './storable-text';
+export * from './webhooks';

@@ -12,6 +12,8 @@ export const ERROR_CATALOGUE = {
   conversation_closed: { status: 409, title: 'Conversation is closed' },
   invalid_transition: { status: 409, title: 'Status transition not allowed' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
+  webhook_disabled: { status: 409, title: 'Webhook is disabled' },
+  delivery_pending: { status: 409, title: 'Delivery is still pending' },
   payload_too_large: { status: 413, title: 'Request body too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },

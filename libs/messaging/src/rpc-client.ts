@@ -13,6 +13,8 @@ export interface RpcClientOptions {
   timeoutMs: number;
   /** How long a "the queue has consumers" answer is trusted before asking the broker again. */
   consumerCheckIntervalMs?: number;
+  /** The service behind the queue, named in the 503 when it has no consumer (default conversations). */
+  serviceName?: string;
 }
 
 interface PendingCall {
@@ -62,7 +64,7 @@ export class RpcClient {
   async send<T>(request: Omit<RpcRequest, 'commandId'> & { commandId?: string }): Promise<T> {
     const channel = this.channel;
     if (!channel) throw unavailable('The message broker is unreachable.');
-    if ((await this.consumerCount(channel)) === 0) throw unavailable('The conversations service is not running.');
+    if ((await this.consumerCount(channel)) === 0) throw unavailable(`The ${this.options.serviceName ?? 'conversations'} service is not running.`);
 
     const correlationId = randomUUID();
     const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };

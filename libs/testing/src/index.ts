@@ -5,3 +5,4 @@ export * from './test-stack';
 export * from './event-tap';
 export * from './service-process';
 export * from './problem-assertions';
+export * from './webhook-receiver';

@@ -12,6 +12,8 @@ export const PROBLEM_TITLES: Record<string, string> = {
   conversation_closed: 'Conversation is closed',
   invalid_transition: 'Status transition not allowed',
   idempotency_key_in_use: 'Idempotency key in use',
+  webhook_disabled: 'Webhook is disabled',
+  delivery_pending: 'Delivery is still pending',
   payload_too_large: 'Request body too large',
   unsupported_media_type: 'Unsupported media type',
   idempotency_key_reused: 'Idempotency key reused',

@@ -5,7 +5,7 @@ import { eventually } from './eventually';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-export type ServiceName = 'gateway' | 'conversations';
+export type ServiceName = 'gateway' | 'conversations' | 'webhooks';
 
 /**
  * A service as a real operating-system process, compiled on the fly from TypeScript
@@ -51,7 +51,7 @@ export class ServiceProcess {
             throw new Error(`${name} exited with ${child.exitCode}:\n${service.output}`);
           return name === 'gateway'
             ? (await fetch(`${service.url}/health/ready`)).ok
-            : service.logged('service ready');
+            : service.logged(`${name} service ready`);
         },
         timeoutMs,
         100,

@@ -5,6 +5,8 @@ import {
   GatewayConfig,
   gatewaySchema,
   loadConfig,
+  WebhooksConfig,
+  webhooksSchema,
 } from '@app/config';
 import { createLogger } from '@app/observability';
 import type { Plan } from '@app/dialects';
@@ -13,6 +15,11 @@ import {
   RunningConversationsService,
 } from '../../../services/conversations/src/conversations-service';
 import { startGateway, RunningGateway } from '../../../services/gateway/src/gateway-service';
+import type { TargetPolicy } from '../../../services/webhooks/src/delivery/target-policy';
+import {
+  RunningWebhooksService,
+  startWebhooksService,
+} from '../../../services/webhooks/src/webhooks-service';
 import { AccountsRepository } from '../../../services/gateway/src/accounts/accounts.repository';
 import { gatewayDataSourceOptions } from '../../../services/gateway/src/data-source';
 import { ApiClient } from './api-client';
@@ -27,6 +34,10 @@ export interface TestAccount {
 export interface StackOptions {
   gateway?: Partial<Record<keyof GatewayConfig, string>>;
   conversations?: Partial<Record<keyof ConversationsConfig, string>>;
+  /** Also run the webhooks service (`true` for the test defaults, or variables to override them). */
+  webhooks?: boolean | Partial<Record<keyof WebhooksConfig, string>>;
+  /** The webhooks service's SSRF policy, e.g. with a fake resolver. */
+  webhookTargets?: TargetPolicy;
 }
 
 const logger = () => createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -37,6 +48,7 @@ const logger = () => createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent'
  */
 export class TestStack {
   conversations?: RunningConversationsService;
+  webhooks?: RunningWebhooksService;
   gateway!: RunningGateway;
   private admin!: DataSource;
   private accounts!: AccountsRepository;
@@ -46,6 +58,7 @@ export class TestStack {
   static async start(options: StackOptions = {}): Promise<TestStack> {
     const stack = new TestStack(options);
     await stack.startConversations();
+    if (options.webhooks) await stack.startWebhooks();
     stack.gateway = await startGateway(stack.gatewayConfig(), logger());
     stack.admin = new DataSource(
       gatewayDataSourceOptions({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_SIZE: 2 }),
@@ -92,6 +105,31 @@ export class TestStack {
     this.conversations = undefined;
   }
 
+  /**
+   * Test defaults: receivers on 127.0.0.1 are allowed, retries after 1 s (four attempts in all),
+   * quick polls, and short leases so a killed replica's work moves on within seconds.
+   */
+  webhooksConfig(): WebhooksConfig {
+    const overrides = typeof this.options.webhooks === 'object' ? this.options.webhooks : {};
+    return loadConfig(webhooksSchema, {
+      ...process.env,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+      WEBHOOK_POLL_MS: '100',
+      WEBHOOK_LEASE_SECONDS: '5',
+      ...overrides,
+    });
+  }
+
+  async startWebhooks(): Promise<void> {
+    this.webhooks = await startWebhooksService(this.webhooksConfig(), logger(), { targets: this.options.webhookTargets });
+  }
+
+  async stopWebhooks(): Promise<void> {
+    await this.webhooks?.close();
+    this.webhooks = undefined;
+  }
+
   async createAccount(plan: Plan = 'business', name = 'Test account'): Promise<TestAccount> {
     const account = await this.accounts.createAccount(name, plan);
     const key = await this.accounts.createKey(account.id);
@@ -109,6 +147,7 @@ export class TestStack {
 
   async close(): Promise<void> {
     await this.gateway?.close();
+    await this.stopWebhooks();
     await this.stopConversations();
     await this.admin?.destroy();
   }

@@ -6,7 +6,12 @@ import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
-import { CONVERSATIONS_RPC_PRESENCE_EXCHANGE, CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
+import {
+  CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
+  CONVERSATIONS_RPC_QUEUE,
+  WEBHOOKS_RPC_PRESENCE_EXCHANGE,
+  WEBHOOKS_RPC_QUEUE,
+} from '@app/contracts';
 import { RpcClient } from '@app/messaging';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
@@ -20,6 +25,8 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
 import { RateLimits } from './rate-limit/rate-limits';
 import { REDIS } from './rate-limit/redis-connection';
+import { WEBHOOKS_RPC, WebhooksClient } from './webhooks/webhooks.client';
+import { WebhooksController } from './webhooks/webhooks.controller';
 
 @Module({})
 export class GatewayAppModule {
@@ -27,7 +34,7 @@ export class GatewayAppModule {
     return {
       module: GatewayAppModule,
       imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config))],
-      controllers: [ConversationsController, HealthController],
+      controllers: [ConversationsController, WebhooksController, HealthController],
       providers: [
         {
           provide: RpcClient,
@@ -64,6 +71,18 @@ export class GatewayAppModule {
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: RateLimits, useFactory: () => new RateLimits(redis, config, logger) },
         ConversationsClient,
+        {
+          provide: WEBHOOKS_RPC,
+          useFactory: () =>
+            new RpcClient({
+              connection: amqp,
+              queue: WEBHOOKS_RPC_QUEUE,
+              presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
+              timeoutMs: config.RPC_TIMEOUT_MS,
+              serviceName: 'webhooks',
+            }),
+        },
+        WebhooksClient,
       ],
     };
   }

@@ -19,6 +19,7 @@ import { ProblemFilter } from './http/problem.filter';
 import { requestIdFor } from './http/request-id';
 import { bodyValidationPipe } from './http/validation';
 import { setUpOpenApi } from './openapi';
+import { WEBHOOKS_RPC } from './webhooks/webhooks.client';
 
 export interface RunningGateway {
   app: NestFastifyApplication;
@@ -82,6 +83,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     async close() {
       await app.close();
       await app.get(RpcClient).close();
+      await app.get<RpcClient>(WEBHOOKS_RPC).close();
       await amqp.close();
       redis.disconnect();
       subscriber.disconnect();

@@ -1,0 +1,388 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type {
+  DeliveryAttemptView,
+  DeliveryStatus,
+  DeliveryView,
+  DeliveryWithAttemptsView,
+} from '@app/contracts';
+import type { Dialect, PublicEventType } from '@app/dialects';
+import { execute, prepare } from '@app/database';
+import { DUE_CHANNEL, SUBSCRIPTION_CHANGED_CHANNEL } from '../tokens';
+
+/** An event as the fan-out received it (a validated CloudEvent of a public type). */
+export interface IncomingEvent {
+  id: string;
+  accountId: string;
+  type: PublicEventType;
+  time: string;
+  data: unknown;
+}
+
+/** A delivery a replica holds: everything needed to send it without another query. */
+export interface ClaimedDelivery {
+  id: string;
+  account_id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  attempt_count: number;
+  max_attempts: number;
+  url: string;
+  dialect: Dialect;
+  secret: string;
+  /** The rotated-out secret while its grace period lasts, else null. */
+  previous_secret: string | null;
+  occurred_at: Date;
+  data: unknown;
+}
+
+export interface Completion {
+  deliveryId: string;
+  subscriptionId: string;
+  attempt: number;
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  responseBody: string | null;
+  error: string | null;
+  succeeded: boolean;
+  /** The subscriber answered 410 Gone: disable the subscription. */
+  gone: boolean;
+}
+
+interface DeliveryRow {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+const DELIVERY_COLUMNS = `id, subscription_id, event_id, event_type, status, attempt_count, next_attempt_at,
+  last_attempt_at, last_status_code, created_at, completed_at`;
+
+/** What a sender needs, joined onto claimed deliveries `c` (subscription `s`). */
+const SEND_COLUMNS = `c.id, c.account_id, c.subscription_id, c.event_id, c.event_type, c.attempt_count, c.max_attempts,
+  s.url, s.dialect, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
+
+const SQL = {
+  /**
+   * The whole fan-out of a batch of events in one statement: store each event that has at least
+   * one matching enabled subscription (once: a redelivered event conflicts on the primary key and
+   * creates nothing), create one delivery per match, and claim them for this replica ($7) unless
+   * it has no room for that subscription ($8) or at all ($7 null).
+   */
+  fanOut: prepare(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
+         AS i(id, account_id, type, occurred_at, data)
+     ), matched AS (
+       SELECT i.id AS event_id, i.account_id, i.type, s.id AS subscription_id
+         FROM input i
+         JOIN webhooks.subscriptions s
+           ON s.account_id = i.account_id AND s.status = 'enabled' AND s.events && ARRAY[i.type, '*']
+     ), stored AS (
+       INSERT INTO webhooks.events (id, account_id, type, occurred_at, data)
+       SELECT i.id, i.account_id, i.type, i.occurred_at, i.data FROM input i
+        WHERE EXISTS (SELECT 1 FROM matched m WHERE m.event_id = i.id)
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id
+     ), created AS (
+       INSERT INTO webhooks.deliveries
+         (id, account_id, subscription_id, event_id, event_type, status, max_attempts, next_attempt_at, lease_owner, lease_until)
+       SELECT gen_random_uuid(), m.account_id, m.subscription_id, m.event_id, m.type, 'pending', $6, now(),
+              CASE WHEN m.subscription_id = ANY($8::uuid[]) THEN NULL ELSE $7::uuid END,
+              CASE WHEN $7::uuid IS NULL OR m.subscription_id = ANY($8::uuid[]) THEN NULL
+                   ELSE now() + make_interval(secs => $9) END
+         FROM matched m JOIN stored ON stored.id = m.event_id
+       RETURNING id, account_id, subscription_id, event_id, event_type, attempt_count, max_attempts, lease_owner
+     )
+     SELECT ${SEND_COLUMNS}, i.occurred_at, i.data, c.lease_owner IS NOT NULL AS claimed
+       FROM created c
+       JOIN webhooks.subscriptions s ON s.id = c.subscription_id
+       JOIN input i ON i.id = c.event_id`,
+  ),
+  /** Due deliveries of enabled subscriptions nobody holds, oldest first, for this replica. */
+  claimDue: prepare(
+    `WITH due AS (
+       SELECT d.id FROM webhooks.deliveries d
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+          AND (d.lease_until IS NULL OR d.lease_until < now())
+          AND d.subscription_id <> ALL($3::uuid[])
+          AND EXISTS (SELECT 1 FROM webhooks.subscriptions s WHERE s.id = d.subscription_id AND s.status = 'enabled')
+        ORDER BY d.next_attempt_at
+        LIMIT $4
+        FOR UPDATE OF d SKIP LOCKED
+     ), c AS (
+       UPDATE webhooks.deliveries d SET lease_owner = $1, lease_until = now() + make_interval(secs => $2)
+         FROM due WHERE d.id = due.id
+       RETURNING d.id, d.account_id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts
+     )
+     SELECT ${SEND_COLUMNS}, e.occurred_at, e.data
+       FROM c
+       JOIN webhooks.subscriptions s ON s.id = c.subscription_id
+       JOIN webhooks.events e ON e.id = c.event_id`,
+  ),
+  renewLeases: prepare(
+    `UPDATE webhooks.deliveries SET lease_until = now() + make_interval(secs => $3)
+      WHERE id = ANY($1::uuid[]) AND lease_owner = $2`,
+  ),
+  releaseLeases: prepare(
+    `UPDATE webhooks.deliveries SET lease_owner = NULL, lease_until = NULL
+      WHERE id = ANY($1::uuid[]) AND lease_owner = $2`,
+  ),
+  /**
+   * Records a batch of attempts: each delivery's new state (only while this replica still holds
+   * it) and one row per attempt in the log (kept even if the lease was lost meanwhile).
+   */
+  complete: prepare(
+    `WITH r AS (
+       SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+                            $6::int[], $7::int[], $8::text[], $9::text[])
+         AS r(id, attempt, status, next_attempt_at, started_at, duration_ms, status_code, response_body, error)
+     ), updated AS (
+       UPDATE webhooks.deliveries d
+          SET status = r.status, attempt_count = r.attempt, next_attempt_at = r.next_attempt_at,
+              last_attempt_at = r.started_at, last_status_code = r.status_code,
+              lease_owner = NULL, lease_until = NULL,
+              completed_at = CASE WHEN r.status = 'pending' THEN NULL ELSE now() END
+         FROM r WHERE d.id = r.id AND d.lease_owner = $10
+       RETURNING d.id
+     )
+     INSERT INTO webhooks.delivery_attempts
+       (delivery_id, attempt, account_id, started_at, duration_ms, status_code, response_body, error)
+     SELECT r.id, r.attempt, d.account_id, r.started_at, r.duration_ms, r.status_code, r.response_body, r.error
+       FROM r JOIN webhooks.deliveries d ON d.id = r.id
+     ON CONFLICT DO NOTHING`,
+  ),
+  clearFailing: prepare(
+    `UPDATE webhooks.subscriptions SET failing_since = NULL
+      WHERE id = ANY($1::uuid[]) AND failing_since IS NOT NULL`,
+  ),
+  startFailing: prepare(
+    `UPDATE webhooks.subscriptions SET failing_since = $2
+      WHERE id = ANY($1::uuid[]) AND failing_since IS NULL`,
+  ),
+  /** Disables the subscriptions given for a reason, or those failing for longer than $3 days. */
+  disable: prepare(
+    `UPDATE webhooks.subscriptions
+        SET status = 'disabled', disabled_reason = $2, updated_at = now()
+      WHERE id = ANY($1::uuid[]) AND status = 'enabled'
+        AND ($3::int IS NULL OR failing_since < now() - make_interval(days => $3))
+      RETURNING id`,
+  ),
+  pauseDeliveries: prepare(
+    `UPDATE webhooks.deliveries SET next_attempt_at = NULL
+      WHERE subscription_id = ANY($1::uuid[]) AND status = 'pending' AND next_attempt_at IS NOT NULL`,
+  ),
+  notifyChanged: prepare(`SELECT pg_notify('${SUBSCRIPTION_CHANGED_CHANNEL}', id::text) FROM unnest($1::uuid[]) AS id`),
+  notifyDue: prepare(`SELECT pg_notify('${DUE_CHANNEL}', '')`),
+  insertEvent: prepare(
+    `INSERT INTO webhooks.events (id, account_id, type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)`,
+  ),
+  insertDelivery: prepare(
+    `INSERT INTO webhooks.deliveries (id, account_id, subscription_id, event_id, event_type, status, max_attempts, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, now()) RETURNING ${DELIVERY_COLUMNS}`,
+  ),
+  page: prepare(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries
+      WHERE subscription_id = $1 AND account_id = $2 AND ($3::text IS NULL OR status = $3)
+      ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`,
+  ),
+  count: prepare(
+    `SELECT count(*)::int AS total FROM webhooks.deliveries
+      WHERE subscription_id = $1 AND account_id = $2 AND ($3::text IS NULL OR status = $3)`,
+  ),
+  find: prepare(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries WHERE id = $1 AND subscription_id = $2 AND account_id = $3`,
+  ),
+  attempts: prepare(
+    `SELECT attempt, started_at, duration_ms, status_code, response_body, error FROM webhooks.delivery_attempts
+      WHERE delivery_id = $1 AND account_id = $2 ORDER BY attempt`,
+  ),
+  lock: prepare(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries
+      WHERE id = $1 AND subscription_id = $2 AND account_id = $3 FOR UPDATE`,
+  ),
+  /** A manual retry: one more attempt, due now, under the same event (so the same webhook-id). */
+  retry: prepare(
+    `UPDATE webhooks.deliveries
+        SET status = 'pending', max_attempts = attempt_count + 1, next_attempt_at = now(), completed_at = NULL
+      WHERE id = $1 AND account_id = $2 RETURNING ${DELIVERY_COLUMNS}`,
+  ),
+};
+
+/** All SQL on events, deliveries and their attempts. */
+@Injectable()
+export class DeliveriesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async fanOut(
+    events: IncomingEvent[],
+    maxAttempts: number,
+    claim: { owner: string | null; leaseSeconds: number; exclude: string[] },
+  ): Promise<Array<ClaimedDelivery & { claimed: boolean }>> {
+    return execute(this.db, SQL.fanOut, [
+      events.map((e) => e.id),
+      events.map((e) => e.accountId),
+      events.map((e) => e.type),
+      events.map((e) => e.time),
+      events.map((e) => JSON.stringify(e.data)),
+      maxAttempts,
+      claim.owner,
+      claim.exclude,
+      claim.leaseSeconds,
+    ]);
+  }
+
+  claimDue(owner: string, leaseSeconds: number, exclude: string[], limit: number): Promise<ClaimedDelivery[]> {
+    return execute(this.db, SQL.claimDue, [owner, leaseSeconds, exclude, limit]);
+  }
+
+  async renewLeases(owner: string, ids: string[], leaseSeconds: number): Promise<void> {
+    if (ids.length > 0) await execute(this.db, SQL.renewLeases, [ids, owner, leaseSeconds]);
+  }
+
+  async releaseLeases(owner: string, ids: string[]): Promise<void> {
+    if (ids.length > 0) await execute(this.db, SQL.releaseLeases, [ids, owner]);
+  }
+
+  /**
+   * Writes a batch of attempt outcomes and their effect on the subscriptions: a success ends a
+   * failure streak; a failure starts one (and disables a subscription failing for longer than
+   * `disableAfterDays`); a 410 disables at once. Returns the subscriptions disabled.
+   */
+  complete(owner: string, completions: Completion[], disableAfterDays: number): Promise<string[]> {
+    return this.db.transaction(async (tx) => {
+      await execute(tx, SQL.complete, [
+        completions.map((c) => c.deliveryId),
+        completions.map((c) => c.attempt),
+        completions.map((c) => c.status),
+        completions.map((c) => c.nextAttemptAt?.toISOString() ?? null),
+        completions.map((c) => c.startedAt.toISOString()),
+        completions.map((c) => c.durationMs),
+        completions.map((c) => c.statusCode),
+        completions.map((c) => c.responseBody),
+        completions.map((c) => c.error),
+        owner,
+      ]);
+      const unique = (list: Completion[]) => [...new Set(list.map((c) => c.subscriptionId))];
+      const failed = completions.filter((c) => !c.succeeded);
+      const succeeded = unique(completions.filter((c) => c.succeeded));
+      const disabled: string[] = [];
+      if (failed.length > 0) {
+        await execute(tx, SQL.startFailing, [unique(failed), failed[0].startedAt.toISOString()]);
+        const gone = unique(failed.filter((c) => c.gone));
+        if (gone.length > 0) disabled.push(...(await this.disable(tx, gone, 'endpoint_gone', null)));
+        disabled.push(...(await this.disable(tx, unique(failed), 'failing', disableAfterDays)));
+      }
+      if (succeeded.length > 0) await execute(tx, SQL.clearFailing, [succeeded]);
+      if (disabled.length > 0) {
+        await execute(tx, SQL.pauseDeliveries, [disabled]);
+        await execute(tx, SQL.notifyChanged, [disabled]);
+      }
+      return disabled;
+    });
+  }
+
+  private async disable(tx: EntityManager, ids: string[], reason: string, afterDays: number | null): Promise<string[]> {
+    const rows: Array<{ id: string }> = await execute(tx, SQL.disable, [ids, reason, afterDays]);
+    return rows.map((row) => row.id);
+  }
+
+  /** A test send: its own event and one delivery, due now; dispatchers are woken on commit. */
+  async insertTestDelivery(
+    tx: EntityManager,
+    accountId: string,
+    subscriptionId: string,
+    ids: { event: string; delivery: string },
+    type: string,
+    data: unknown,
+    maxAttempts: number,
+  ): Promise<DeliveryView> {
+    await execute(tx, SQL.insertEvent, [ids.event, accountId, type, new Date().toISOString(), JSON.stringify(data)]);
+    const [row] = await execute(tx, SQL.insertDelivery, [
+      ids.delivery,
+      accountId,
+      subscriptionId,
+      ids.event,
+      type,
+      maxAttempts,
+    ]);
+    await execute(tx, SQL.notifyDue, []);
+    return toDeliveryView(row);
+  }
+
+  async page(
+    accountId: string,
+    subscriptionId: string,
+    status: DeliveryStatus | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: DeliveryView[]; total: number }> {
+    const filter = [subscriptionId, accountId, status ?? null];
+    const [rows, [{ total }]] = await Promise.all([
+      execute<DeliveryRow[]>(this.db, SQL.page, [...filter, limit, offset]),
+      execute<Array<{ total: number }>>(this.db, SQL.count, filter),
+    ]);
+    return { rows: rows.map(toDeliveryView), total };
+  }
+
+  async findWithAttempts(
+    accountId: string,
+    subscriptionId: string,
+    deliveryId: string,
+  ): Promise<DeliveryWithAttemptsView | undefined> {
+    const [row] = await execute<DeliveryRow[]>(this.db, SQL.find, [deliveryId, subscriptionId, accountId]);
+    if (!row) return undefined;
+    const attempts: Array<Omit<DeliveryAttemptView, 'started_at'> & { started_at: Date }> = await execute(
+      this.db,
+      SQL.attempts,
+      [deliveryId, accountId],
+    );
+    return {
+      ...toDeliveryView(row),
+      attempts: attempts.map((a) => ({ ...a, started_at: a.started_at.toISOString() })),
+    };
+  }
+
+  async lock(tx: EntityManager, accountId: string, subscriptionId: string, deliveryId: string) {
+    const [row] = await execute<DeliveryRow[]>(tx, SQL.lock, [deliveryId, subscriptionId, accountId]);
+    return row && toDeliveryView(row);
+  }
+
+  async markForRetry(tx: EntityManager, accountId: string, deliveryId: string): Promise<DeliveryView> {
+    const [row] = await execute<DeliveryRow[]>(tx, SQL.retry, [deliveryId, accountId]);
+    await execute(tx, SQL.notifyDue, []);
+    return toDeliveryView(row);
+  }
+}
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+export function toDeliveryView(row: DeliveryRow): DeliveryView {
+  return {
+    id: row.id,
+    webhook_id: row.subscription_id,
+    event_id: row.event_id,
+    event_type: row.event_type as DeliveryView['event_type'],
+    status: row.status,
+    attempt_count: row.attempt_count,
+    next_attempt_at: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    last_attempt_at: iso(row.last_attempt_at),
+    last_status_code: row.last_status_code,
+    created_at: row.created_at.toISOString(),
+    completed_at: iso(row.completed_at),
+  };
+}

@@ -1,0 +1,176 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
+import type { Channel, ConsumeMessage } from 'amqplib';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { WebhooksConfig } from '@app/config';
+import {
+  CONVERSATIONS_EVENTS_EXCHANGE,
+  WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE,
+  WEBHOOKS_EVENTS_QUEUE,
+} from '@app/contracts';
+import { PUBLIC_EVENT_TYPES } from '@app/dialects';
+import { DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
+import { Dispatcher } from '../delivery/dispatcher';
+import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from '../tokens';
+
+/** Events fanned out per statement. */
+const BATCH_SIZE = 500;
+/** After a failed batch (Postgres down), wait this long before handing the events back. */
+const FAILURE_BACKOFF_MS = 1000;
+
+/**
+ * The queue both sides must declare identically. Messages the consumer rejects are dead-lettered
+ * by the broker itself into `webhooks.events.dead-letter` (with an x-death header).
+ */
+export const EVENTS_QUEUE_OPTIONS = {
+  durable: true,
+  arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE },
+};
+
+/** The CloudEvents envelope as far as the fan-out relies on it. */
+const cloudEvent = z.object({
+  specversion: z.literal('1.0'),
+  id: z.string().uuid(),
+  type: z.enum(PUBLIC_EVENT_TYPES),
+  time: z.string().datetime({ offset: true }),
+  accountid: z.string().uuid(),
+  data: z.record(z.unknown()),
+});
+
+interface Received {
+  channel: Channel;
+  message: ConsumeMessage;
+  event: IncomingEvent;
+}
+
+/**
+ * Consumes `conversations.events` through the durable queue `webhooks.events` (manual acks,
+ * bounded prefetch) and records, for each event, one delivery per matching enabled subscription of
+ * its account. Events arriving together are fanned out in one statement; each message is
+ * acknowledged only after that statement committed, so a crash at any point means redelivery, and
+ * a redelivered event creates nothing (the events table's primary key). What cannot be parsed is
+ * rejected without requeue: the broker moves it to the dead-letter queue.
+ */
+@Injectable()
+export class EventConsumer {
+  private channel?: ChannelWrapper;
+  private readonly consumerTags = new Map<Channel, string>();
+  private pending: Received[] = [];
+  private flushing?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    @Inject(AMQP_CONNECTION) private readonly amqp: AmqpConnectionManager,
+    private readonly deliveries: DeliveriesRepository,
+    private readonly dispatcher: Dispatcher,
+    @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.channel = this.amqp.createChannel({
+      name: 'webhooks-fan-out',
+      confirm: false,
+      setup: async (channel: Channel) => {
+        await channel.assertExchange(CONVERSATIONS_EVENTS_EXCHANGE, 'topic', { durable: true });
+        await channel.assertQueue(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE, { durable: true });
+        await channel.assertQueue(WEBHOOKS_EVENTS_QUEUE, EVENTS_QUEUE_OPTIONS);
+        for (const type of PUBLIC_EVENT_TYPES) await channel.bindQueue(WEBHOOKS_EVENTS_QUEUE, CONVERSATIONS_EVENTS_EXCHANGE, type);
+        await channel.prefetch(this.config.WEBHOOK_EVENTS_PREFETCH);
+        const { consumerTag } = await channel.consume(
+          WEBHOOKS_EVENTS_QUEUE,
+          (message) => message && this.receive(channel, message),
+          { noAck: false },
+        );
+        this.consumerTags.set(channel, consumerTag);
+        channel.once('close', () => this.consumerTags.delete(channel));
+      },
+    });
+    await this.channel.waitForConnect();
+  }
+
+  /** Stops consuming and finishes the batch in hand; anything unacknowledged is redelivered. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const [channel, tag] of this.consumerTags) await channel.cancel(tag).catch(() => undefined);
+    while (this.flushing) await this.flushing;
+    await this.channel?.close().catch(() => undefined);
+  }
+
+  private receive(channel: Channel, message: ConsumeMessage): void {
+    const event = parse(message.content);
+    if (!event) {
+      this.logger.error(
+        { routing_key: message.fields.routingKey, bytes: message.content.length },
+        'dead-lettering an event that is not a valid CloudEvent of a public type',
+      );
+      try {
+        channel.nack(message, false, false);
+      } catch {
+        // channel gone: it comes back and is rejected again
+      }
+      return;
+    }
+    this.pending.push({ channel, message, event });
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    // setImmediate: everything that arrived in this turn of the event loop goes in one batch.
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.flush())
+      .finally(() => {
+        this.flushing = undefined;
+        if (this.pending.length > 0) this.scheduleFlush();
+      });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, BATCH_SIZE);
+      try {
+        const created = await this.deliveries.fanOut(
+          uniqueEvents(batch),
+          this.dispatcher.maxAttempts,
+          this.dispatcher.claimAdvice(),
+        );
+        for (const { channel, message } of batch) settle(() => channel.ack(message));
+        const claimed = created.filter((delivery) => delivery.claimed);
+        if (claimed.length > 0) this.dispatcher.accept(claimed);
+        if (claimed.length < created.length) this.dispatcher.wake();
+      } catch (error) {
+        this.logger.warn({ err: (error as Error).message, events: batch.length }, 'fan-out failed; events will be redelivered');
+        await new Promise((resolve) => setTimeout(resolve, this.stopped ? 0 : FAILURE_BACKOFF_MS));
+        for (const { channel, message } of batch) settle(() => channel.nack(message, false, true));
+      }
+    }
+  }
+}
+
+/** Acks and nacks on a channel that died are moot: the broker redelivers, the fan-out is idempotent. */
+function settle(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // channel closed
+  }
+}
+
+function uniqueEvents(batch: Received[]): IncomingEvent[] {
+  const byId = new Map<string, IncomingEvent>();
+  for (const { event } of batch) byId.set(event.id, event);
+  return [...byId.values()];
+}
+
+function parse(content: Buffer): IncomingEvent | undefined {
+  try {
+    const result = cloudEvent.safeParse(JSON.parse(content.toString('utf8')));
+    if (!result.success) return undefined;
+    const { id, accountid, type, time, data } = result.data;
+    return { id: id.toLowerCase(), accountId: accountid, type, time, data };
+  } catch {
+    return undefined;
+  }
+}

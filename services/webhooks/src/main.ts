@@ -1,0 +1,15 @@
+import 'reflect-metadata';
+import { loadConfig, webhooksSchema } from '@app/config';
+import { HOW_TO_START } from '@app/database';
+import { runService } from '@app/observability';
+import { startWebhooksService } from './webhooks-service';
+
+void runService({
+  name: 'webhooks',
+  loadConfig: () => loadConfig(webhooksSchema),
+  dependencies: (config) => [
+    { name: 'PostgreSQL', url: config.DATABASE_URL, defaultPort: 5432, howToStart: HOW_TO_START.postgres },
+    { name: 'RabbitMQ', url: config.AMQP_URL, defaultPort: 5672, howToStart: HOW_TO_START.rabbitmq },
+  ],
+  start: (config, logger) => startWebhooksService(config, logger),
+});

@@ -1,0 +1,47 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { AmqpConnectionManager } from 'amqp-connection-manager';
+import type { Logger } from 'pino';
+import type { WebhooksConfig } from '@app/config';
+import { CommandLog } from './commands/command-log';
+import { DeliveriesRepository } from './delivery/deliveries.repository';
+import { Dispatcher } from './delivery/dispatcher';
+import { TargetPolicy } from './delivery/target-policy';
+import { WebhookSender } from './delivery/webhook-sender';
+import { EventConsumer } from './fan-out/event-consumer';
+import { RetentionJob } from './retention.job';
+import { SubscriptionsRepository } from './subscriptions/subscriptions.repository';
+import { WebhooksHandler } from './subscriptions/webhooks.handler';
+import { WebhooksService } from './subscriptions/webhooks.service';
+import { webhooksDataSourceOptions } from './data-source';
+import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from './tokens';
+
+@Module({})
+export class WebhooksAppModule {
+  static register(
+    config: WebhooksConfig,
+    logger: Logger,
+    amqp: AmqpConnectionManager,
+    targets = new TargetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS),
+  ): DynamicModule {
+    return {
+      module: WebhooksAppModule,
+      imports: [TypeOrmModule.forRoot(webhooksDataSourceOptions(config))],
+      controllers: [WebhooksHandler],
+      providers: [
+        { provide: WEBHOOKS_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        { provide: AMQP_CONNECTION, useValue: amqp },
+        { provide: TargetPolicy, useValue: targets },
+        { provide: WebhookSender, useFactory: () => new WebhookSender(targets, config.WEBHOOK_TIMEOUT_MS) },
+        SubscriptionsRepository,
+        DeliveriesRepository,
+        CommandLog,
+        WebhooksService,
+        Dispatcher,
+        EventConsumer,
+        RetentionJob,
+      ],
+    };
+  }
+}
