@@ -20,6 +20,8 @@ export type ReceiverReply = { status: number; headers?: Record<string, string>; 
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
+  /** TCP connections accepted, requests or not (an SSRF check must stop even the connection). */
+  connections = 0;
   private reply: (request: ReceivedWebhook, index: number) => ReceiverReply = () => ({ status: 200, body: 'ok' });
   private readonly hanging = new Set<ServerResponse>();
 
@@ -28,6 +30,7 @@ export class WebhookReceiver {
   static async start(port = 0): Promise<WebhookReceiver> {
     const server = http.createServer();
     const receiver = new WebhookReceiver(server);
+    server.on('connection', () => receiver.connections++);
     server.on('request', (request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -297,7 +297,8 @@ export class DeliveriesRepository {
   }
 
   private async disable(tx: EntityManager, ids: string[], reason: string, afterDays: number | null): Promise<string[]> {
-    const rows: Array<{ id: string }> = await execute(tx, SQL.disable, [ids, reason, afterDays]);
+    // UPDATE in a transaction answers [rows, affected] (see libs/database).
+    const [rows]: [Array<{ id: string }>, number] = await execute(tx, SQL.disable, [ids, reason, afterDays]);
     return rows.map((row) => row.id);
   }
 
@@ -363,7 +364,7 @@ export class DeliveriesRepository {
   }
 
   async markForRetry(tx: EntityManager, accountId: string, deliveryId: string): Promise<DeliveryView> {
-    const [row] = await execute<DeliveryRow[]>(tx, SQL.retry, [deliveryId, accountId]);
+    const [[row]] = await execute<[DeliveryRow[], number]>(tx, SQL.retry, [deliveryId, accountId]);
     await execute(tx, SQL.notifyDue, []);
     return toDeliveryView(row);
   }

@@ -133,7 +133,8 @@ export class SubscriptionsRepository {
       if (enabling) sets.push(`status = 'enabled', disabled_reason = NULL, failing_since = NULL`);
       if (disabling) sets.push(`status = 'disabled', disabled_reason = 'disabled_by_user'`);
       if (sets.length === 0) return current;
-      const [updated] = await tx.query(
+      // UPDATE through TypeORM answers [rows, affected].
+      const [[updated]] = await tx.query(
         `UPDATE webhooks.subscriptions SET ${sets.join(', ')}, updated_at = now()
           WHERE id = $1 AND account_id = $2 RETURNING ${COLUMNS}`,
         params,
@@ -148,7 +149,7 @@ export class SubscriptionsRepository {
   /** Deletes the subscription with its deliveries and their attempts. */
   delete(accountId: string, id: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const deleted = await execute(tx, SQL.delete, [id, accountId]);
+      const [deleted]: [unknown[], number] = await execute(tx, SQL.delete, [id, accountId]);
       if (deleted.length > 0) await execute(tx, SQL.notifyChanged, [id]);
       return deleted.length > 0;
     });
@@ -161,7 +162,7 @@ export class SubscriptionsRepository {
     secret: string,
     graceHours: number,
   ): Promise<SubscriptionRow | undefined> {
-    const [row] = await execute(tx, SQL.rotate, [id, accountId, secret, graceHours]);
+    const [[row]]: [SubscriptionRow[], number] = await execute(tx, SQL.rotate, [id, accountId, secret, graceHours]);
     if (row) await execute(tx, SQL.notifyChanged, [id]);
     return row;
   }
