@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AccountsRepository } from '../services/gateway/src/accounts/accounts.repository';
 import { gatewayDataSourceOptions } from '../services/gateway/src/data-source';
+import { seedAnalyticsAccount } from './analytics-seed';
 import { conversationIdFor, seedAccount } from './bench-seed';
 import { formatRow, LoadResult, runLoad } from './http-load';
 import { ServiceProcesses, waitForReady } from './service-processes';
@@ -25,6 +26,9 @@ const { values: args } = parseArgs({
     /** Also drive `get` through a second gateway with rate limiting off, for the limiter's cost. */
     'skip-limiter-cost': { type: 'boolean', default: false },
     conversations: { type: 'string', default: '10000' },
+    /** Also seed a second account (100,000 conversations x 10 messages) and drive the analytics. */
+    analytics: { type: 'boolean', default: false },
+    'analytics-conversations': { type: 'string', default: '100000' },
     port: { type: 'string', default: '3900' },
   },
 });
@@ -44,12 +48,12 @@ async function recreateDatabase(): Promise<void> {
   await admin.end();
 }
 
-async function createBenchAccount(): Promise<{ accountId: string; apiKey: string }> {
+async function createBenchAccount(name = 'bench'): Promise<{ accountId: string; apiKey: string }> {
   const db = new DataSource(gatewayDataSourceOptions({ DATABASE_URL, DATABASE_POOL_SIZE: 1 }));
   await db.initialize();
   try {
     const accounts = new AccountsRepository(db);
-    const account = await accounts.createAccount('bench', 'business');
+    const account = await accounts.createAccount(name, 'business');
     const { apiKey } = await accounts.createKey(account.id);
     return { accountId: account.id, apiKey };
   } finally {
@@ -89,6 +93,39 @@ function workloads(apiKey: string) {
   };
 }
 
+/** Both analytics endpoints: the default 30 days, and the longest range (400 days) in a DST zone. */
+function analyticsWorkloads(apiKey: string) {
+  const headers = { authorization: `Bearer ${apiKey}` };
+  const to = new Date();
+  const longest = `from=${new Date(to.getTime() - 400 * 86_400_000).toISOString()}&to=${to.toISOString()}&tz=Europe/Warsaw`;
+  const get = (path: string) => [{ method: 'GET' as const, path, headers }];
+  return {
+    'summary 30d': get('/v1/analytics/summary'),
+    'summary 400d': get(`/v1/analytics/summary?${longest}`),
+    'timeseries day 30d': get('/v1/analytics/timeseries?metric=messages_received'),
+    'timeseries week 400d': get(`/v1/analytics/timeseries?metric=conversations_closed&interval=week&${longest}`),
+    'timeseries hour 400d': get(`/v1/analytics/timeseries?metric=messages_sent&interval=hour&${longest}`),
+  };
+}
+
+async function benchAnalytics(out: string): Promise<void> {
+  const count = Number(args['analytics-conversations']);
+  const { accountId, apiKey } = await createBenchAccount('bench analytics');
+  const started = Date.now();
+  await seedAnalyticsAccount(DATABASE_URL, accountId, count, 10);
+  console.log(`# analytics: seeded ${count} conversations x 10 messages over 365 days in ${Date.now() - started} ms`);
+  // One connection: the latency a client sees; eight: throughput with requests queueing on 2 cores.
+  for (const [name, requests] of Object.entries(analyticsWorkloads(apiKey))) {
+    for (const connections of [1, 8]) {
+      const common = { url: base, connections, requests };
+      await runLoad(`${name}/warmup`, { ...common, durationSeconds: Number(args.warmup) });
+      const row = await runLoad(`analytics/${name} c=${connections}`, { ...common, durationSeconds: Number(args.duration) });
+      console.log(formatRow(row));
+      appendFileSync(out, `${JSON.stringify({ ...row, conversations: count, at: new Date().toISOString() })}\n`);
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const services = new ServiceProcesses();
   const resultsDir = path.resolve(__dirname, '..', '..', 'bench', 'results');
@@ -115,7 +152,7 @@ async function main(): Promise<void> {
 
     const load = workloads(apiKey);
     const rows: LoadResult[] = [];
-    for (const endpoint of args.endpoints!.split(',') as Array<keyof typeof load>) {
+    for (const endpoint of args.endpoints!.split(',').filter(Boolean) as Array<keyof typeof load>) {
       if (!load[endpoint]) throw new Error(`unknown endpoint ${endpoint}; use list, get, send`);
       const common = { url: base, connections: Number(args.connections), requests: load[endpoint] };
       await runLoad(`${endpoint}/warmup`, { ...common, durationSeconds: Number(args.warmup) });
@@ -135,6 +172,7 @@ async function main(): Promise<void> {
         console.log(`# rate limiter cost on get: ${((1 - limited.rps / unlimited.rps) * 100).toFixed(1)}% of throughput`);
       }
     }
+    if (args.analytics) await benchAnalytics(out);
     console.log(`# raw results: ${out}`);
   } finally {
     await services.stopAll();

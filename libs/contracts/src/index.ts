@@ -6,3 +6,4 @@ export * from './domain-events';
 export * from './list-snapshot';
 export * from './storable-text';
 export * from './webhooks';
+export * from './analytics';

@@ -5,6 +5,10 @@ import type { Logger } from 'pino';
 import type { ConversationsConfig } from '@app/config';
 import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
 import { EventPublisher } from '@app/messaging';
+import { AnalyticsCompactionJob } from './analytics/analytics-compaction.job';
+import { AnalyticsHandler } from './analytics/analytics.handler';
+import { AnalyticsRepository } from './analytics/analytics.repository';
+import { AnalyticsService } from './analytics/analytics.service';
 import { CommandLog } from './commands/command-log';
 import { RetentionJob } from './commands/retention.job';
 import { ConversationsHandler } from './conversations/conversations.handler';
@@ -21,7 +25,7 @@ export class ConversationsAppModule {
     return {
       module: ConversationsAppModule,
       imports: [TypeOrmModule.forRoot(conversationsDataSourceOptions(config))],
-      controllers: [ConversationsHandler],
+      controllers: [ConversationsHandler, AnalyticsHandler],
       providers: [
         { provide: CONVERSATIONS_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -36,6 +40,9 @@ export class ConversationsAppModule {
         OutboxWriter,
         OutboxRelay,
         RetentionJob,
+        AnalyticsRepository,
+        AnalyticsService,
+        AnalyticsCompactionJob,
       ],
     };
   }

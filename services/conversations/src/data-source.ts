@@ -7,6 +7,7 @@ import { LeadEntity } from './conversations/lead.entity';
 import { MessageEntity } from './conversations/message.entity';
 import { StatusCountEntity } from './conversations/status-count.entity';
 import { InitialSchema1763856000000 } from './migrations/1763856000000-initial-schema';
+import { AnalyticsRollups1764000000000 } from './migrations/1764000000000-analytics-rollups';
 import { OutboxEventEntity } from './outbox/outbox-event.entity';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
@@ -24,6 +25,6 @@ export function conversationsDataSourceOptions(config: ConversationsConfig): Dat
       OutboxEventEntity,
       ProcessedCommandEntity,
     ],
-    migrations: [InitialSchema1763856000000],
+    migrations: [InitialSchema1763856000000, AnalyticsRollups1764000000000],
   } as DataSourceOptions;
 }

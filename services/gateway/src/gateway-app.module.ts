@@ -14,6 +14,8 @@ import {
 } from '@app/contracts';
 import { RpcClient } from '@app/messaging';
 import { AccountsRepository } from './accounts/accounts.repository';
+import { AnalyticsClient } from './analytics/analytics.client';
+import { AnalyticsController } from './analytics/analytics.controller';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { ConversationsClient } from './conversations/conversations.client';
 import { ConversationsController } from './conversations/conversations.controller';
@@ -34,7 +36,7 @@ export class GatewayAppModule {
     return {
       module: GatewayAppModule,
       imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config))],
-      controllers: [ConversationsController, WebhooksController, HealthController],
+      controllers: [ConversationsController, AnalyticsController, WebhooksController, HealthController],
       providers: [
         {
           provide: RpcClient,
@@ -83,6 +85,7 @@ export class GatewayAppModule {
             }),
         },
         WebhooksClient,
+        AnalyticsClient,
       ],
     };
   }

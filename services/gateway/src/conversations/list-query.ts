@@ -54,7 +54,7 @@ function pickOne(raw: RawQuery, param: ListQueryParam, errors: FieldError[]): st
 }
 
 /** A parameter repeated with different values is ambiguous. */
-function single(value: string | string[] | undefined, name: string, errors: FieldError[]): string | undefined {
+export function single(value: string | string[] | undefined, name: string, errors: FieldError[]): string | undefined {
   if (!Array.isArray(value)) return value;
   if (new Set(value).size === 1) return value[0];
   errors.push({ field: name, message: 'must be given once' });

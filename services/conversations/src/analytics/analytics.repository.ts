@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { AnalyticsInterval, AnalyticsMetric, AnalyticsRangeQuery } from '@app/contracts';
+import { execute } from '@app/database';
+import { ANALYTICS_SQL } from './analytics.sql';
+
+interface DurationRow {
+  count: number;
+  /** [median, p90] in milliseconds, or null without samples. */
+  p: [number, number] | null;
+}
+
+export interface SummaryRow {
+  by_status: Record<string, string> | null;
+  totals: Record<'started' | 'closed' | 'visitor' | 'agent' | 'bot' | 'system' | 'leads', number>;
+  busiest_hour: { hour: number; messages_received: number } | null;
+  first_response: DurationRow;
+  resolution: DurationRow;
+}
+
+export interface BucketRow {
+  start_ms: string;
+  offset_seconds: number;
+  count: string;
+}
+
+/** The analytics reads: one statement each, always scoped to the account. */
+@Injectable()
+export class AnalyticsRepository {
+  private timeZones?: Promise<Map<string, string>>;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async summary(accountId: string, range: AnalyticsRangeQuery): Promise<SummaryRow> {
+    const [row] = await execute(this.db, ANALYTICS_SQL.summary, [
+      accountId,
+      range.from,
+      range.to,
+      range.timeZone,
+    ]);
+    return row;
+  }
+
+  timeseries(
+    accountId: string,
+    range: AnalyticsRangeQuery,
+    interval: AnalyticsInterval,
+    metric: AnalyticsMetric,
+  ): Promise<BucketRow[]> {
+    return execute(this.db, ANALYTICS_SQL.timeseries, [
+      accountId,
+      range.from,
+      range.to,
+      range.timeZone,
+      interval,
+      metric,
+    ]);
+  }
+
+  /** Postgres's spelling of an IANA zone name given in any case, or undefined if it has no such zone. */
+  async timeZone(name: string): Promise<string | undefined> {
+    this.timeZones ??= execute<Array<{ name: string }>>(this.db, ANALYTICS_SQL.timeZones, []).then(
+      (rows) => new Map(rows.map((row) => [row.name.toLowerCase(), row.name])),
+      (error: unknown) => {
+        this.timeZones = undefined;
+        throw error;
+      },
+    );
+    return (await this.timeZones).get(name.toLowerCase());
+  }
+
+  /** Folds up to `limit` striped slot rows; returns how many it moved. */
+  async compact(limit: number): Promise<number> {
+    const [row] = await execute(this.db, ANALYTICS_SQL.compact, [limit]);
+    return row.moved;
+  }
+}
