@@ -153,7 +153,11 @@ const SQL = {
          AS r(id, attempt, status, next_attempt_at, started_at, duration_ms, status_code, response_body, error)
      ), updated AS (
        UPDATE webhooks.deliveries d
-          SET status = r.status, attempt_count = r.attempt, next_attempt_at = r.next_attempt_at,
+          SET status = r.status, attempt_count = r.attempt,
+              -- a retry of a subscription disabled meanwhile stays paused (see pauseDeliveries)
+              next_attempt_at = CASE WHEN EXISTS (SELECT 1 FROM webhooks.subscriptions s
+                                                   WHERE s.id = d.subscription_id AND s.status = 'enabled')
+                                     THEN r.next_attempt_at END,
               last_attempt_at = r.started_at, last_status_code = r.status_code,
               lease_owner = NULL, lease_until = NULL,
               completed_at = CASE WHEN r.status = 'pending' THEN NULL ELSE now() END
