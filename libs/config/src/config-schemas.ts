@@ -39,6 +39,13 @@ export const rateLimitSchema = {
   REDIS_TIMEOUT_MS: integer(10, 10_000, 250),
 };
 
+/** The ops HTTP server of a service without a public port: /health/live, /health/ready, /metrics. */
+export const opsSchema = (defaultPort: number) => ({
+  /** 0 picks a free port (tests). */
+  OPS_PORT: integer(0, 65535, defaultPort),
+  OPS_HOST: z.string().default('0.0.0.0'),
+});
+
 export const gatewaySchema = {
   ...commonSchema,
   ...databaseSchema,
@@ -61,6 +68,7 @@ export const conversationsSchema = {
   ...commonSchema,
   ...databaseSchema,
   ...amqpSchema,
+  ...opsSchema(3101),
   /** Fallback poll interval of the outbox relay; commits also wake it through LISTEN/NOTIFY. */
   OUTBOX_POLL_MS: integer(10, 60_000, 1000),
   OUTBOX_BATCH_SIZE: integer(1, 10_000, 200),
@@ -86,6 +94,7 @@ export const webhooksSchema = {
   ...commonSchema,
   ...databaseSchema,
   ...amqpSchema,
+  ...opsSchema(3201),
   /** Let subscriptions target loopback, private and link-local addresses, over http too (local dev, tests). */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean(false),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule,
