@@ -28,7 +28,10 @@ export interface DomainEventData {
 
 export const CLOUDEVENTS_SOURCE = '/services/conversations';
 
-/** CloudEvents 1.0 JSON envelope (structured mode), with the `accountid` extension. */
+/**
+ * CloudEvents 1.0 JSON envelope (structured mode), with the `accountid` extension and, when an API
+ * request caused the event, the `requestid` extension (its X-Request-Id, for following it in logs).
+ */
 export interface CloudEvent<T extends DomainEventType = DomainEventType> {
   specversion: '1.0';
   id: string;
@@ -38,5 +41,6 @@ export interface CloudEvent<T extends DomainEventType = DomainEventType> {
   subject: string;
   datacontenttype: 'application/json';
   accountid: string;
+  requestid?: string;
   data: DomainEventData[T];
 }

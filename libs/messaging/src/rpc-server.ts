@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { RpcReply, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { requestContext } from '@app/observability';
+import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import { PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
 
 export interface RpcServerOptions {
@@ -18,6 +19,7 @@ export interface RpcServerOptions {
   logger: Logger;
   /** How long close() waits for in-flight commands before giving up on them (they are redelivered). */
   drainTimeoutMs?: number;
+  metrics?: RpcServerMetrics;
 }
 
 /**
@@ -116,19 +118,33 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     }
   }
 
+  /** Runs the handler; one log line per command (the request context adds request and account ids). */
   private async dispatch(request: RpcRequest): Promise<RpcReply> {
+    const startedAt = performance.now();
+    const reply = await this.run(request);
+    this.options.logger.info(
+      {
+        pattern: request.pattern,
+        redelivered: request.redelivered,
+        outcome: reply.ok ? 'ok' : reply.error.code,
+        duration_ms: Math.round((performance.now() - startedAt) * 10) / 10,
+      },
+      'rpc handled',
+    );
+    // Only patterns with a handler become label values: the set stays bounded whatever is sent.
+    const pattern = this.getHandlerByPattern(request.pattern) ? request.pattern : 'unknown';
+    this.options.metrics?.handled(pattern, commandOutcome(reply), (performance.now() - startedAt) / 1000);
+    return reply;
+  }
+
+  private async run(request: RpcRequest): Promise<RpcReply> {
     const handler = this.getHandlerByPattern(request.pattern);
     if (!handler) {
       this.options.logger.error({ pattern: request.pattern }, 'no handler for RPC pattern');
       return { ok: false, error: { code: 'internal_error', detail: `Unknown operation ${request.pattern}` } };
     }
-    const startedAt = performance.now();
     try {
       const data = await lastValueFrom(this.transformToObservable(await handler(request)), { defaultValue: null });
-      this.options.logger.debug(
-        { pattern: request.pattern, redelivered: request.redelivered, duration_ms: Math.round(performance.now() - startedAt) },
-        'rpc handled',
-      );
       return { ok: true, data };
     } catch (error) {
       if (error instanceof DomainError) return { ok: false, error: error.toPayload() };
@@ -140,6 +156,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
   /** A message that can never succeed goes to the dead-letter queue instead of looping forever. */
   private deadLetter(channel: Channel, message: ConsumeMessage, reason: string): void {
     this.options.logger.error({ reason, bytes: message.content.length }, 'dead-lettering RPC message');
+    this.options.metrics?.deadLettered();
     try {
       channel.sendToQueue(this.options.deadLetterQueue, message.content, {
         persistent: true,
@@ -150,6 +167,11 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       // Left unacknowledged: it is redelivered and dead-lettered on the next attempt.
     }
   }
+}
+
+function commandOutcome(reply: RpcReply): RpcCommandOutcome {
+  if (reply.ok) return 'ok';
+  return reply.error.code === 'internal_error' ? 'failed' : 'rejected';
 }
 
 function parseRequest(content: Buffer): RpcRequest | undefined {

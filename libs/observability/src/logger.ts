@@ -2,6 +2,21 @@ import pino, { Logger } from 'pino';
 import { requestContext } from './request-context';
 
 /**
+ * Fields that must never reach a log line, at the top level or one object down: credentials
+ * (API keys, webhook secrets), message content and visitors' contact details. Log lines name ids
+ * and outcomes; a field added by mistake is still censored here.
+ */
+const SECRET_FIELDS = ['authorization', 'apiKey', 'secret', 'previous_secret', 'content', 'email', 'phone'];
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'visitor.name',
+  'lead.name',
+  // TypeORM's QueryFailedError carries the statement's parameters (message content among them).
+  'err.parameters',
+  ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
+];
+
+/**
  * JSON logs on stderr (stdout stays free for CLI output). The request context, when there is one,
  * is mixed into every line so one request can be followed across services.
  */
@@ -12,7 +27,7 @@ export function createLogger(service: string, level: string): Logger {
       base: { service },
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin: () => ({ ...requestContext.getStore() }),
-      redact: { paths: ['req.headers.authorization', 'authorization', 'apiKey', 'secret'], censor: '[redacted]' },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     },
     pino.destination({ dest: 2, sync: false }),
   );

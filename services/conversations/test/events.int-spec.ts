@@ -33,8 +33,9 @@ describe('domain events on conversations.events', () => {
   function expectEnvelope(tapped: TappedEvent, account: TestAccount, conversationId: string, type: string) {
     const { event } = tapped;
     expect(Object.keys(event).sort()).toEqual(
-      ['accountid', 'data', 'datacontenttype', 'id', 'source', 'specversion', 'subject', 'time', 'type'].sort(),
+      ['accountid', 'data', 'datacontenttype', 'id', 'requestid', 'source', 'specversion', 'subject', 'time', 'type'].sort(),
     );
+    expect(event.requestid).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
     expect(event.specversion).toBe('1.0');
     expect(event.id).toMatch(UUID);
     expect(event.source).toBe(CLOUDEVENTS_SOURCE);
@@ -92,6 +93,7 @@ describe('domain events on conversations.events', () => {
     });
     const [started] = await tap.waitForAccount(account.accountId, 1);
     expectEnvelope(started, account, created.body.id, 'conversation.started');
+    expect(started.event.requestid).toBe(created.headers.get('x-request-id'));
     expect(started.event.data).toEqual({ conversation: created.body });
     expect((started.event.data as any).conversation.status).toBe('active');
     expect(await eventsBeforeFence(account, created.body.id)).toHaveLength(1);

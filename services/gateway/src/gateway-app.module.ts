@@ -22,6 +22,7 @@ import { ConversationsController } from './conversations/conversations.controlle
 import { gatewayDataSourceOptions } from './data-source';
 import { GATEWAY_CONFIG } from './gateway-config.token';
 import { HealthController } from './health/health.controller';
+import { requestLoggingModule } from './http/request-logging';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
@@ -35,7 +36,7 @@ export class GatewayAppModule {
   static register(config: GatewayConfig, amqp: AmqpConnectionManager, redis: Redis, logger: Logger): DynamicModule {
     return {
       module: GatewayAppModule,
-      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config))],
+      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), requestLoggingModule(logger)],
       controllers: [ConversationsController, AnalyticsController, WebhooksController, HealthController],
       providers: [
         {

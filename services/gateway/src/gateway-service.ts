@@ -17,6 +17,7 @@ import { frameworkErrorHandler } from './http/framework-errors';
 import { registerHttpHooks } from './http/http-hooks';
 import { ProblemFilter } from './http/problem.filter';
 import { requestIdFor } from './http/request-id';
+import { trackRepliesForLogging } from './http/request-logging';
 import { bodyValidationPipe } from './http/validation';
 import { setUpOpenApi } from './openapi';
 import { WEBHOOKS_RPC } from './webhooks/webhooks.client';
@@ -67,7 +68,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
-  registerHttpHooks(fastify, apiKeys, app.get(RateLimits), logger);
+  trackRepliesForLogging(fastify);
+  registerHttpHooks(fastify, apiKeys, app.get(RateLimits));
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(bodyValidationPipe());
   setUpOpenApi(app);

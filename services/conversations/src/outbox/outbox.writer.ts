@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CloudEvent, CLOUDEVENTS_SOURCE, DomainEventData, DomainEventType } from '@app/contracts';
 import { execute, prepare } from '@app/database';
+import { requestContext } from '@app/observability';
 
 /** Statements prepared once per connection (see libs/database). */
 const SQL = {
@@ -42,6 +43,7 @@ export class OutboxWriter {
     conversationId: string,
     type: T,
   ): Omit<CloudEvent<T>, 'data'> {
+    const requestId = requestContext.getStore()?.request_id;
     return {
       specversion: '1.0',
       id: randomUUID(),
@@ -51,6 +53,7 @@ export class OutboxWriter {
       subject: conversationId,
       datacontenttype: 'application/json',
       accountid: accountId,
+      ...(requestId && { requestid: requestId }),
     };
   }
 }

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import { DomainError } from '@app/errors';
 import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { RateLimits } from '../rate-limit/rate-limits';
@@ -11,13 +10,13 @@ const isApiPath = (url: string) => url === '/v1' || url.startsWith('/v1/') || ur
 
 /**
  * Fastify-level hooks, so they run in DESIGN.md's order: authentication in onRequest, before the
- * body is read (401 before 413/415/400); request id on every response; one log line per request.
+ * body is read (401 before 413/415/400); request id on every response. The request's log line is
+ * request-logging.ts's.
  */
 export function registerHttpHooks(
   fastify: FastifyInstance,
   authenticator: ApiKeyAuthenticator,
   rateLimits: RateLimits,
-  logger: Logger,
 ): void {
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id);
@@ -53,20 +52,6 @@ export function registerHttpHooks(
     } else if (request.body === null || typeof request.body !== 'object' || Array.isArray(request.body)) {
       return sendProblem(request, reply, DomainError.validation([{ field: 'body', message: 'must be a JSON object' }]));
     }
-  });
-
-  fastify.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    logger.info(
-      {
-        request_id: request.id,
-        account_id: request.principal?.accountId,
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request completed',
-    );
   });
 }
 

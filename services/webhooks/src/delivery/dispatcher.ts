@@ -224,6 +224,7 @@ export class Dispatcher {
     this.logger.debug(
       {
         delivery_id: delivery.id,
+        event_id: delivery.event_id,
         webhook_id: delivery.subscription_id,
         account_id: delivery.account_id,
         attempt,

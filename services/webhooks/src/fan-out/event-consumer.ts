@@ -35,6 +35,7 @@ const cloudEvent = z.object({
   type: z.enum(PUBLIC_EVENT_TYPES),
   time: z.string().datetime({ offset: true }),
   accountid: z.string().uuid(),
+  requestid: z.string().max(200).optional(),
   data: z.record(z.unknown()),
 });
 
@@ -42,6 +43,8 @@ interface Received {
   channel: Channel;
   message: ConsumeMessage;
   event: IncomingEvent;
+  /** The API request that caused the event (CloudEvents extension `requestid`), for the log. */
+  requestId?: string;
 }
 
 /**
@@ -99,8 +102,8 @@ export class EventConsumer {
   }
 
   private receive(channel: Channel, message: ConsumeMessage): void {
-    const event = parse(message.content);
-    if (!event) {
+    const parsed = parse(message.content);
+    if (!parsed) {
       this.logger.error(
         { routing_key: message.fields.routingKey, bytes: message.content.length },
         'dead-lettering an event that is not a valid CloudEvent of a public type',
@@ -112,7 +115,7 @@ export class EventConsumer {
       }
       return;
     }
-    this.pending.push({ channel, message, event });
+    this.pending.push({ channel, message, ...parsed });
     this.scheduleFlush();
   }
 
@@ -137,6 +140,7 @@ export class EventConsumer {
           this.dispatcher.claimAdvice(),
         );
         for (const { channel, message } of batch) settle(() => channel.ack(message));
+        this.logFannedOut(batch, created);
         const claimed = created.filter((delivery) => delivery.claimed);
         if (claimed.length > 0) this.dispatcher.accept(claimed);
         if (claimed.length < created.length) this.dispatcher.wake();
@@ -145,6 +149,24 @@ export class EventConsumer {
         await new Promise((resolve) => setTimeout(resolve, this.stopped ? 0 : FAILURE_BACKOFF_MS));
         for (const { channel, message } of batch) settle(() => channel.nack(message, false, true));
       }
+    }
+  }
+
+  /** One line per event, naming the request that caused it; delivery lines name the event id. */
+  private logFannedOut(batch: Received[], created: { event_id: string }[]): void {
+    const deliveries = new Map<string, number>();
+    for (const { event_id } of created) deliveries.set(event_id, (deliveries.get(event_id) ?? 0) + 1);
+    for (const { event, requestId } of batch) {
+      this.logger.info(
+        {
+          event_id: event.id,
+          type: event.type,
+          account_id: event.accountId,
+          request_id: requestId,
+          deliveries: deliveries.get(event.id) ?? 0,
+        },
+        'event fanned out',
+      );
     }
   }
 }
@@ -164,12 +186,12 @@ function uniqueEvents(batch: Received[]): IncomingEvent[] {
   return [...byId.values()];
 }
 
-function parse(content: Buffer): IncomingEvent | undefined {
+function parse(content: Buffer): Pick<Received, 'event' | 'requestId'> | undefined {
   try {
     const result = cloudEvent.safeParse(JSON.parse(content.toString('utf8')));
     if (!result.success) return undefined;
-    const { id, accountid, type, time, data } = result.data;
-    return { id: id.toLowerCase(), accountId: accountid, type, time, data };
+    const { id, accountid, requestid, type, time, data } = result.data;
+    return { event: { id: id.toLowerCase(), accountId: accountid, type, time, data }, requestId: requestid };
   } catch {
     return undefined;
   }
