@@ -13,6 +13,7 @@ import { connectRedis } from './rate-limit/redis-connection';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { GatewayAppModule } from './gateway-app.module';
+import { closeKeepAliveOnShutdown } from './http/close-keep-alive-on-shutdown';
 import { frameworkErrorHandler } from './http/framework-errors';
 import { registerHttpHooks } from './http/http-hooks';
 import { ProblemFilter } from './http/problem.filter';
@@ -70,6 +71,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   fastify.removeContentTypeParser('text/plain');
   trackRepliesForLogging(fastify);
   registerHttpHooks(fastify, apiKeys, app.get(RateLimits));
+  closeKeepAliveOnShutdown(fastify);
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(bodyValidationPipe());
   setUpOpenApi(app);
