@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conversationsSchema, gatewaySchema } from './config-schemas';
+import { conversationsSchema, gatewaySchema, webhooksSchema } from './config-schemas';
 import { boolean, ConfigError, integer, loadConfig, url } from './load-config';
 
 function configError(run: () => unknown): ConfigError {
@@ -87,6 +87,20 @@ describe('loadConfig', () => {
     expect(error.message).toContain(name);
     expect(error.message).toMatch(/^Invalid configuration/);
     expect(error.name).toBe('ConfigError');
+  });
+
+  it.each([
+    ['WEBHOOK_RETRY_SCHEDULE', 'x', webhooksSchema],
+    ['WEBHOOK_RETRY_SCHEDULE', '5,,10', webhooksSchema],
+    ['WEBHOOK_RETRY_SCHEDULE', '604801', webhooksSchema],
+    ['WEBHOOK_TIMEOUT_MS', '99', webhooksSchema],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'yes', webhooksSchema],
+    ['RATE_LIMIT_FAIL_MODE', 'maybe', gatewaySchema],
+    ['TRUST_PROXY', 'on', gatewaySchema],
+    ['OUTBOX_POLL_MS', 'fast', conversationsSchema],
+  ])('names %s in the error when it is %j (service schemas)', (name, value, schema) => {
+    const error = configError(() => loadConfig(schema, { [name]: value }));
+    expect(error.problems).toEqual([expect.stringMatching(new RegExp(`^${name}: `))]);
   });
 
   it('names a bad boolean', () => {
