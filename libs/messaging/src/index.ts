@@ -3,3 +3,4 @@ export * from './rpc-queue';
 export * from './rpc-server';
 export * from './rpc-client';
 export * from './event-publisher';
+export * from './rpc-metrics';

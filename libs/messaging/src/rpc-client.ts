@@ -4,6 +4,7 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import type { RpcReply, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { DIRECT_REPLY_QUEUE, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
+import type { RpcCallOutcome, RpcClientMetrics } from './rpc-metrics';
 
 export interface RpcClientOptions {
   connection: AmqpConnectionManager;
@@ -15,7 +16,10 @@ export interface RpcClientOptions {
   consumerCheckIntervalMs?: number;
   /** The service behind the queue, named in the 503 when it has no consumer (default conversations). */
   serviceName?: string;
+  metrics?: RpcClientMetrics;
 }
+
+type OutgoingRequest = Omit<RpcRequest, 'commandId'> & { commandId?: string };
 
 interface PendingCall {
   resolve: (reply: RpcReply) => void;
@@ -61,10 +65,28 @@ export class RpcClient {
     return this.channel !== undefined;
   }
 
-  async send<T>(request: Omit<RpcRequest, 'commandId'> & { commandId?: string }): Promise<T> {
+  private get serviceName(): string {
+    return this.options.serviceName ?? 'conversations';
+  }
+
+  async send<T>(request: OutgoingRequest): Promise<T> {
+    const startedAt = performance.now();
+    const observe = (outcome: RpcCallOutcome) =>
+      this.options.metrics?.observe(this.serviceName, request.pattern, outcome, (performance.now() - startedAt) / 1000);
+    try {
+      const data = await this.call<T>(request);
+      observe('ok');
+      return data;
+    } catch (error) {
+      observe(callOutcome(error));
+      throw error;
+    }
+  }
+
+  private async call<T>(request: OutgoingRequest): Promise<T> {
     const channel = this.channel;
     if (!channel) throw unavailable('The message broker is unreachable.');
-    if ((await this.consumerCount(channel)) === 0) throw unavailable(`The ${this.options.serviceName ?? 'conversations'} service is not running.`);
+    if ((await this.consumerCount(channel)) === 0) throw unavailable(`The ${this.serviceName} service is not running.`);
 
     const correlationId = randomUUID();
     const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };
@@ -134,6 +156,13 @@ export class RpcClient {
       .finally(() => (this.consumerCheck = undefined));
     return this.consumerCheck;
   }
+}
+
+function callOutcome(error: unknown): RpcCallOutcome {
+  const code = error instanceof DomainError ? error.code : undefined;
+  if (code === 'upstream_timeout') return 'timeout';
+  if (code === 'service_unavailable') return 'unavailable';
+  return 'error_reply';
 }
 
 function unavailable(detail: string): DomainError {

@@ -2,3 +2,6 @@ export * from './request-context';
 export * from './logger';
 export * from './run-service';
 export * from './pino-nest-logger';
+export * from './ops/metrics-registry';
+export * from './ops/readiness-checks';
+export * from './ops/ops-server';
