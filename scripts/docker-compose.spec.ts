@@ -1,0 +1,94 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CORE_SCHEMA, load, mergeTag } from 'js-yaml';
+
+/**
+ * docker-compose.yml cannot be run here (no Docker daemon), so its rules are checked on the file
+ * itself: what `docker compose up --scale gateway=2 --scale conversations=3 --scale webhooks=2`
+ * needs (no fixed container names, no host ports on scaled services, one published entry point),
+ * health checks everywhere and start-up ordered on them. `docker-compose config` also validates
+ * the file against the Compose specification when it is installed.
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const APP_SERVICES = ['conversations', 'webhooks', 'gateway'];
+
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  container_name?: string;
+  ports?: string[];
+  environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  stop_grace_period?: string;
+  volumes?: string[];
+}
+
+const compose = load(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), {
+  schema: CORE_SCHEMA.withTags(mergeTag),
+}) as { services: Record<string, ComposeService> };
+const services = Object.entries(compose.services);
+
+describe('docker-compose.yml', () => {
+  it('runs the backing services, the three services and a proxy', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      ['postgres', 'redis', 'rabbitmq', 'proxy', ...APP_SERVICES].sort(),
+    );
+  });
+
+  it('gives every service a health check and starts each only once what it depends on is healthy', () => {
+    for (const [name, service] of services) {
+      expect({ name, healthcheck: Array.isArray(service.healthcheck?.test) }).toEqual({
+        name,
+        healthcheck: true,
+      });
+      for (const [dependency, { condition }] of Object.entries(service.depends_on ?? {})) {
+        expect({ name, dependency, condition }).toEqual({ name, dependency, condition: 'service_healthy' });
+        expect(compose.services[dependency]).toBeDefined();
+      }
+    }
+    expect(Object.keys(compose.services.gateway.depends_on!).sort()).toEqual(
+      ['conversations', 'postgres', 'rabbitmq', 'redis', 'webhooks'].sort(),
+    );
+    expect(Object.keys(compose.services.proxy.depends_on!)).toEqual(['gateway']);
+  });
+
+  it('can scale: no fixed container names, and only the proxy publishes the API port', () => {
+    for (const [name, service] of services)
+      expect({ name, container_name: service.container_name }).toEqual({ name });
+    for (const name of APP_SERVICES) expect({ name, ports: compose.services[name].ports }).toEqual({ name });
+    expect(compose.services.proxy.ports).toEqual(['3000:3000']);
+  });
+
+  it('runs the services from one image, each picked by SERVICE, with time to shut down gracefully', () => {
+    for (const name of APP_SERVICES) {
+      const service = compose.services[name];
+      expect({ name, image: service.image, service: service.environment?.SERVICE }).toEqual({
+        name,
+        image: 'conversation-messaging-service:local',
+        service: name,
+      });
+      expect(service.healthcheck?.test).toEqual(['CMD', 'node', 'dist/scripts/healthcheck.js']);
+      // runService's deadline is 25 s; Docker's default of 10 s would kill in-flight work.
+      expect(service.stop_grace_period).toBe('30s');
+    }
+    expect(compose.services.gateway.environment?.TRUST_PROXY).toBe('true');
+  });
+
+  it('proxies to every gateway replica through Docker DNS, re-resolved at request time', () => {
+    const [mount] = compose.services.proxy.volumes!;
+    const [source, target] = mount.split(':');
+    expect(target).toBe('/etc/nginx/conf.d/default.conf');
+    const nginx = readFileSync(path.join(ROOT, source), 'utf8');
+    expect(nginx).toMatch(/^resolver 127\.0\.0\.11 valid=\d+s/m);
+    expect(nginx).toMatch(/set \$(\w+) gateway:3000;\s+proxy_pass http:\/\/\$\1;/);
+    expect(nginx).toContain('proxy_set_header X-Forwarded-For $remote_addr;');
+  });
+
+  const dockerCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+  (dockerCompose ? it : it.skip)('passes `docker-compose config`', () => {
+    execFileSync('docker-compose', ['config', '-q'], { cwd: ROOT, stdio: 'pipe' });
+  });
+});
