@@ -61,6 +61,8 @@ export const gatewaySchema = {
   IDEMPOTENCY_TTL_HOURS: integer(1, 24 * 30, 24),
   /** Behind a reverse proxy, trust its X-Forwarded-For for the client address (per-IP limits). */
   TRUST_PROXY: boolean(false),
+  /** On SIGTERM, keep serving this long, every response closing its connection, before the listener closes. */
+  SHUTDOWN_DRAIN_MS: integer(0, 20_000, 0),
   ...rateLimitSchema,
 };
 

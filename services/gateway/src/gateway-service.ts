@@ -13,7 +13,7 @@ import { connectRedis } from './rate-limit/redis-connection';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { GatewayAppModule } from './gateway-app.module';
-import { closeKeepAliveOnShutdown } from './http/close-keep-alive-on-shutdown';
+import { registerConnectionDrain } from './http/connection-drain';
 import { frameworkErrorHandler } from './http/framework-errors';
 import { registerHttpHooks } from './http/http-hooks';
 import { ProblemFilter } from './http/problem.filter';
@@ -71,7 +71,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   fastify.removeContentTypeParser('text/plain');
   trackRepliesForLogging(fastify);
   registerHttpHooks(fastify, apiKeys, app.get(RateLimits));
-  closeKeepAliveOnShutdown(fastify);
+  const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS);
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(bodyValidationPipe());
   setUpOpenApi(app);
@@ -85,6 +85,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     app,
     url,
     async close() {
+      await drainConnections();
       await app.close();
       await app.get(RpcClient).close();
       await app.get<RpcClient>(WEBHOOKS_RPC).close();
