@@ -1,3 +1,5 @@
+import { OpenApiContract } from './openapi-contract';
+
 /** A response as a test sees it: status, headers and the parsed JSON body (or raw text). */
 export interface ApiResponse<T = any> {
   status: number;
@@ -12,9 +14,18 @@ export interface RequestOptions {
   /** Sent verbatim instead of JSON-encoding `body`. */
   rawBody?: string | Buffer;
   headers?: Record<string, string>;
+  /**
+   * `false` skips the check against the OpenAPI document, for requests that deliberately go
+   * outside it (an undocumented method or path, a malformed URL).
+   */
+  contract?: boolean;
 }
 
-/** Real HTTP against a gateway; `fetch` percent-encodes non-ASCII path segments as clients do. */
+/**
+ * Real HTTP against a gateway; `fetch` percent-encodes non-ASCII path segments as clients do.
+ * Every response from the public API is checked against the gateway's own OpenAPI document
+ * (status documented for the operation, body matching its schema): a mismatch fails the test.
+ */
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
@@ -48,7 +59,8 @@ export class ApiClient {
       payload = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(new URL(path, this.baseUrl), { method, headers, body: payload });
+    const url = new URL(path, this.baseUrl);
+    const response = await fetch(url, { method, headers, body: payload });
     const text = await response.text();
     let body: any = text;
     try {
@@ -56,6 +68,13 @@ export class ApiClient {
     } catch {
       // not JSON: keep the text
     }
-    return { status: response.status, headers: response.headers, body, text };
+    const result = { status: response.status, headers: response.headers, body, text };
+    if (options.contract !== false && OpenApiContract.covers(url)) {
+      const mismatches = (await OpenApiContract.for(this.baseUrl)).mismatches(method, url, result);
+      if (mismatches.length > 0) {
+        throw new Error(`Response differs from the OpenAPI document:\n  ${mismatches.join('\n  ')}\nbody: ${text.slice(0, 500)}`);
+      }
+    }
+    return result;
   }
 }

@@ -6,3 +6,4 @@ export * from './event-tap';
 export * from './service-process';
 export * from './problem-assertions';
 export * from './webhook-receiver';
+export * from './openapi-contract';

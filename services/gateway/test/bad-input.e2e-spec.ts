@@ -667,8 +667,9 @@ describe('bad input', () => {
       expect(res.body.pagination.total).toBe(plain.body.pagination.total);
     });
 
+    // Node's HTTP parser answers these (431, no body) before the API sees them: outside the document.
     it('a 1 MB query string is refused before routing, without a 5xx', async () => {
-      const res = await account.api.get(`/v1/conversations?foo=${'x'.repeat(1_000_000)}`);
+      const res = await account.api.get(`/v1/conversations?foo=${'x'.repeat(1_000_000)}`, { contract: false });
       expect(res.status).toBe(431);
     });
   });
@@ -732,7 +733,7 @@ describe('bad input', () => {
     });
 
     it('a 1 MB id is refused before routing, without a 5xx', async () => {
-      const res = await account.api.get(`/v1/conversations/${'a'.repeat(1_000_000)}`);
+      const res = await account.api.get(`/v1/conversations/${'a'.repeat(1_000_000)}`, { contract: false });
       expect(res.status).toBe(431);
     });
   });
