@@ -18,7 +18,7 @@ export class ServiceProcess {
   private constructor(
     readonly name: ServiceName,
     readonly child: ChildProcess,
-    readonly url?: string,
+    readonly url: string,
   ) {
     const collect = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString()).slice(-200_000);
@@ -27,23 +27,34 @@ export class ServiceProcess {
     child.stderr!.on('data', collect);
   }
 
-  /** Starts the service and resolves once it is ready (the gateway answers /health/ready). */
+  /**
+   * Starts the service and resolves once it is ready (the gateway answers /health/ready, the
+   * others log that they are). `url` is the gateway's API or the other services' ops server.
+   */
   static async start(
     name: ServiceName,
     env: Record<string, string> = {},
     timeoutMs = 30_000,
   ): Promise<ServiceProcess> {
-    const port = name === 'gateway' ? String(env.PORT ?? (await freePort())) : undefined;
+    const portVariable = name === 'gateway' ? 'PORT' : 'OPS_PORT';
+    const port = String(env[portVariable] ?? (await freePort()));
     const child = spawn(
       process.execPath,
       ['-r', '@swc-node/register', path.join(ROOT, 'services', name, 'src', 'main.ts')],
       {
         cwd: ROOT,
-        env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, ...(port && { PORT: port }) },
+        env: {
+          ...process.env,
+          LOG_LEVEL: 'info',
+          HOST: '127.0.0.1',
+          OPS_HOST: '127.0.0.1',
+          ...env,
+          [portVariable]: port,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
-    const service = new ServiceProcess(name, child, port && `http://127.0.0.1:${port}`);
+    const service = new ServiceProcess(name, child, `http://127.0.0.1:${port}`);
     try {
       await eventually(
         async () => {
@@ -74,7 +85,8 @@ export class ServiceProcess {
 
   /** SIGTERM and wait for a graceful exit; resolves with the exit code. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
+    // A process that died of a signal has no exit code, only a signalCode.
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
     const exited = once(this.child, 'exit');
     this.child.kill(signal);
     const [code] = await exited;

@@ -12,7 +12,9 @@ export interface ReceivedWebhook {
 }
 
 /** What the receiver answers: a status (and headers, body), or `hang` to never answer. */
-export type ReceiverReply = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+export type ReceiverReply =
+  | { status: number; headers?: Record<string, string>; body?: string; delayMs?: number }
+  | 'hang';
 
 /**
  * A webhook subscriber on 127.0.0.1: records every request and answers what the test says
@@ -50,8 +52,12 @@ export class WebhookReceiver {
           response.on('close', () => receiver.hanging.delete(response));
           return;
         }
-        response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
-        response.end(reply.body ?? '');
+        const send = () => {
+          response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
+          response.end(reply.body ?? '');
+        };
+        if (reply.delayMs) setTimeout(send, reply.delayMs);
+        else send();
       });
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
