@@ -7,3 +7,4 @@ export * from './service-process';
 export * from './problem-assertions';
 export * from './webhook-receiver';
 export * from './openapi-contract';
+export * from './cluster-process';

@@ -1,0 +1,164 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import path from 'node:path';
+import { eventually } from './eventually';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+export type ReplicaCounts = Record<'gateway' | 'conversations' | 'webhooks', number>;
+
+/**
+ * `npm run start:cluster` as a real process tree: the supervisor (scripts/start.ts, from source)
+ * and every replica it starts, with the run's database, vhost and Redis prefix. Replicas are
+ * named as the supervisor names them (`gateway#0`, `webhooks#1`); the supervisor's log lines
+ * tell their process ids and how they exited.
+ */
+export class ClusterProcess {
+  private output = '';
+
+  private constructor(
+    private readonly supervisor: ChildProcess,
+    readonly counts: ReplicaCounts,
+    private readonly basePort: number,
+  ) {
+    const collect = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString()).slice(-2_000_000);
+    };
+    supervisor.stdout!.on('data', collect);
+    supervisor.stderr!.on('data', collect);
+  }
+
+  /** Starts the cluster and resolves once every replica is ready. */
+  static async start(
+    counts: ReplicaCounts,
+    env: Record<string, string> = {},
+    timeoutMs = 90_000,
+  ): Promise<ClusterProcess> {
+    const basePort = await freePortRange(counts.gateway);
+    const args = Object.entries(counts).flatMap(([service, count]) => [`--${service}`, String(count)]);
+    const supervisor = spawn(
+      process.execPath,
+      ['-r', '@swc-node/register', path.join(ROOT, 'scripts', 'start.ts'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          LOG_LEVEL: 'info',
+          HOST: '127.0.0.1',
+          OPS_HOST: '127.0.0.1',
+          OPS_PORT: '0',
+          ...env,
+          PORT: String(basePort),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const cluster = new ClusterProcess(supervisor, counts, basePort);
+    try {
+      await eventually(
+        async () => {
+          if (supervisor.exitCode !== null)
+            throw new Error(`the cluster exited with ${supervisor.exitCode}:\n${cluster.logs.slice(-5000)}`);
+          const ready = (service: string) =>
+            cluster.logs.split(`"msg":"${service} service ready"`).length - 1;
+          if (ready('conversations') < counts.conversations || ready('webhooks') < counts.webhooks)
+            return false;
+          const gateways = await Promise.all(
+            cluster.gatewayUrls.map((url) =>
+              fetch(`${url}/health/ready`).then(
+                (r) => r.ok,
+                () => false,
+              ),
+            ),
+          );
+          return gateways.every(Boolean);
+        },
+        timeoutMs,
+        200,
+      );
+    } catch (error) {
+      await cluster.stop('SIGKILL');
+      throw error;
+    }
+    return cluster;
+  }
+
+  get logs(): string {
+    return this.output;
+  }
+
+  get gatewayUrls(): string[] {
+    return Array.from(
+      { length: this.counts.gateway },
+      (_, index) => `http://127.0.0.1:${this.basePort + index}`,
+    );
+  }
+
+  /** The process id of a replica, e.g. `conversations#0`. */
+  pid(replica: string): number {
+    const match = new RegExp(`start: ${escape(replica)} started \\(pid (\\d+)`).exec(this.output);
+    if (!match) throw new Error(`${replica} was not started`);
+    return Number(match[1]);
+  }
+
+  /** Sends a signal to one replica (not through the supervisor, as an operator or orchestrator would). */
+  signal(replica: string, signal: NodeJS.Signals = 'SIGTERM'): void {
+    process.kill(this.pid(replica), signal);
+  }
+
+  /** Waits until the supervisor reports the replica's exit; resolves with it, e.g. `exited with code 0`. */
+  exitOf(replica: string, timeoutMs = 40_000): Promise<string> {
+    return eventually(
+      () =>
+        new RegExp(`start: ${escape(replica)} ((exited with code|was killed by) \\w+)`).exec(
+          this.output,
+        )?.[1],
+      timeoutMs,
+      100,
+    );
+  }
+
+  /** Stops the whole cluster (SIGTERM: gracefully) and resolves with the supervisor's exit code. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.supervisor.exitCode !== null) return this.supervisor.exitCode;
+    const exited = once(this.supervisor, 'exit');
+    if (signal === 'SIGKILL') {
+      // The replicas are the supervisor's children: kill them first, or they would be orphaned.
+      for (const match of this.output.matchAll(/started \(pid (\d+)/g)) {
+        try {
+          process.kill(Number(match[1]), 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+    this.supervisor.kill(signal);
+    const [code] = await exited;
+    return code as number | null;
+  }
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\#]/g, '\\$&');
+
+/** A port such that it and the `count - 1` ports after it are free (gateway i listens on base + i). */
+async function freePortRange(count: number): Promise<number> {
+  for (;;) {
+    const base = await listenOn(0);
+    const rest = await Promise.all(
+      Array.from({ length: count - 1 }, (_, i) => listenOn(base + i + 1).catch(() => null)),
+    );
+    if (rest.every((port) => port !== null)) return base;
+  }
+}
+
+function listenOn(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(bound));
+    });
+  });
+}

@@ -1,0 +1,319 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { Client } from 'pg';
+import { PUBLIC_EVENT_TYPES } from '@app/dialects';
+import { ApiClient, ClusterProcess, EventTap, eventually, WebhookReceiver } from '@app/testing';
+import { runCli } from './cli';
+
+/**
+ * `npm run start:cluster` (DESIGN.md, Running and Operations): two replicas of each service as
+ * real processes under the supervisor. Traffic through both gateways is applied exactly once,
+ * every event is published once and delivered to a webhook once; SIGTERM to one replica of each
+ * service under load loses nothing that was accepted, answers what was in flight, and the replica
+ * exits 0 while the others carry on; SIGTERM to the supervisor stops the rest gracefully.
+ */
+
+const REPLICAS = { gateway: 2, conversations: 2, webhooks: 2 };
+const WORKERS = 6;
+/** Messages each scenario sends after the create (which carries the first, a visitor's). */
+const FOLLOW_UPS = ['agent', 'visitor', 'agent'] as const;
+const WEBHOOK_LEASE_SECONDS = 5;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface ExpectedConversation {
+  contents: string[];
+  status: 'active' | 'closed';
+}
+
+/**
+ * Scenarios (create with a visitor message, follow-ups, a lead on every other, a close on every
+ * third) run by concurrent workers, each request to the next gateway in turn. Every POST has an
+ * Idempotency-Key, and a request without a definite answer (connection refused, 503, 504, key in
+ * use) is retried with the same key on the next gateway, so each operation applies exactly once
+ * and the expected state is known exactly, whatever replica stops meanwhile.
+ */
+class Workload {
+  readonly conversations = new Map<string, ExpectedConversation>();
+  readonly events: Record<string, number> = {};
+  /**
+   * Requests cut off after being sent (a reset, not a refused connection or an answer). A reset
+   * can also hit a request the gateway never read (a connection it accepted just as it closed);
+   * the POST's retry tells which: replayed from the idempotency store means it had been processed.
+   */
+  readonly resets: string[] = [];
+  /** Resets of requests the gateway had processed: their response was lost. */
+  readonly lostResponses: string[] = [];
+  /** Responses per gateway URL, with the time they arrived. */
+  readonly answeredAt: Array<{ url: string; at: number }> = [];
+  completed = 0;
+  private nextGateway = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly gateways: string[],
+    private readonly apiKey: string,
+    private readonly name: string,
+  ) {}
+
+  /** Runs `scenarios` per worker, or until stop() when not given. */
+  run(scenarios = Infinity): Promise<void> {
+    return Promise.all(
+      Array.from({ length: WORKERS }, async (_, worker) => {
+        for (let n = 0; n < scenarios && !this.stopped; n++)
+          await this.scenario(`${this.name}-${worker}-${n}`, n);
+      }),
+    ).then(() => undefined);
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async scenario(id: string, n: number): Promise<void> {
+    const created = await this.call('POST', '/v1/conversations', `${id}-create`, {
+      subject: id,
+      message: { sender: 'visitor', content: `${id} hello` },
+    });
+    const expected: ExpectedConversation = { contents: [`${id} hello`], status: 'active' };
+    this.conversations.set(created.id, expected);
+    this.count('conversation.started', 'message.received');
+    for (const [i, sender] of FOLLOW_UPS.entries()) {
+      const content = `${id} ${sender} ${i}`;
+      await this.call('POST', `/v1/conversations/${created.id}/messages`, `${id}-message-${i}`, {
+        sender,
+        content,
+      });
+      expected.contents.push(content);
+      this.count(sender === 'visitor' ? 'message.received' : 'message.sent');
+    }
+    if (n % 2 === 0) {
+      await this.call('POST', `/v1/conversations/${created.id}/lead`, `${id}-lead`, {
+        email: `${id}@example.com`,
+      });
+      this.count('lead.captured');
+    }
+    if (n % 3 === 0) {
+      // Closing a closed conversation is a no-op 200 without an event: safe to retry as it is.
+      await this.call('PATCH', `/v1/conversations/${created.id}`, undefined, { status: 'closed' });
+      expected.status = 'closed';
+      this.count('conversation.closed');
+    }
+    this.completed++;
+  }
+
+  private count(...types: string[]): void {
+    for (const type of types) this.events[type] = (this.events[type] ?? 0) + 1;
+  }
+
+  private async call(
+    method: string,
+    path: string,
+    idempotencyKey: string | undefined,
+    body: unknown,
+  ): Promise<any> {
+    let reset: string | undefined;
+    for (let attempt = 0; attempt < 300; attempt++) {
+      const url = this.gateways[this.nextGateway++ % this.gateways.length];
+      const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
+      try {
+        const response = await new ApiClient(url, this.apiKey).request(method, path, { body, headers });
+        this.answeredAt.push({ url, at: Date.now() });
+        if (response.status < 300) {
+          if (reset && response.headers.get('idempotent-replayed') === 'true') this.lostResponses.push(reset);
+          return response.body;
+        }
+        const retryable =
+          response.status === 503 ||
+          response.status === 504 ||
+          response.body?.code === 'idempotency_key_in_use';
+        if (!retryable) throw new Error(`${method} ${path} answered ${response.status}: ${response.text}`);
+      } catch (error) {
+        // fetch's network failures (a TypeError of Node's realm, not Jest's: compared by name).
+        if ((error as Error).name !== 'TypeError') throw error;
+        const code = ((error as Error).cause as { code?: string } | undefined)?.code;
+        if (code !== 'ECONNREFUSED') {
+          reset = `${method} ${url}${path}: ${code ?? (error as Error).message}`;
+          this.resets.push(reset);
+        }
+      }
+      await sleep(50);
+    }
+    throw new Error(`${method} ${path}: no definite answer after 300 attempts`);
+  }
+}
+
+async function createAccount(): Promise<{ accountId: string; apiKey: string }> {
+  let stdout = '';
+  const code = await runCli(
+    ['accounts:create', '--name', 'Cluster test', '--plan', 'business'],
+    { stdout: (text) => (stdout += text), stderr: (text) => process.stderr.write(text) },
+    { ...process.env, LOG_LEVEL: 'warn' },
+  );
+  expect(code).toBe(0);
+  return JSON.parse(stdout);
+}
+
+describe('npm run start:cluster: two replicas of each service', () => {
+  let cluster: ClusterProcess;
+  let tap: EventTap;
+  let db: Client;
+
+  beforeAll(async () => {
+    cluster = await ClusterProcess.start(REPLICAS, {
+      // Quick retries and polls, short leases, receivers on 127.0.0.1 (as in TestStack).
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+      WEBHOOK_POLL_MS: '100',
+      WEBHOOK_LEASE_SECONDS: String(WEBHOOK_LEASE_SECONDS),
+      OUTBOX_POLL_MS: '200',
+      SHUTDOWN_DRAIN_MS: '1000',
+    });
+    tap = await EventTap.open('#');
+    db = new Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    await tap?.close();
+    await db?.end();
+    await cluster?.stop('SIGKILL');
+  });
+
+  /** A new account with a webhook subscription to every event, delivered to a new receiver. */
+  async function subscribedAccount(): Promise<{
+    accountId: string;
+    apiKey: string;
+    receiver: WebhookReceiver;
+  }> {
+    const { accountId, apiKey } = await createAccount();
+    const receiver = await WebhookReceiver.start();
+    const created = await new ApiClient(cluster.gatewayUrls[0], apiKey).post('/v1/webhooks', {
+      url: receiver.url,
+      events: ['*'],
+    });
+    expect(created.status).toBe(201);
+    return { accountId, apiKey, receiver };
+  }
+
+  /**
+   * The state through the API is exactly what the workload was told it did; every outbox event
+   * reached the broker once; every public event reached the webhook once (by webhook-id).
+   */
+  async function expectAppliedOnce(
+    workload: Workload,
+    { accountId, apiKey, receiver }: { accountId: string; apiKey: string; receiver: WebhookReceiver },
+    gateway: string,
+  ) {
+    const api = new ApiClient(gateway, apiKey);
+    const list = await api.get('/v1/conversations?limit=1');
+    expect(list.body.pagination.total).toBe(workload.conversations.size);
+    const ids = [...workload.conversations.keys()];
+    for (let i = 0; i < ids.length; i += 10) {
+      const found = await Promise.all(ids.slice(i, i + 10).map((id) => api.get(`/v1/conversations/${id}`)));
+      for (const [j, response] of found.entries()) {
+        const expected = workload.conversations.get(ids[i + j])!;
+        expect({
+          status: response.body.status,
+          message_count: response.body.message_count,
+          contents: response.body.messages.map((m: { content: string }) => m.content),
+        }).toEqual({
+          status: expected.status,
+          message_count: expected.contents.length,
+          contents: expected.contents,
+        });
+      }
+    }
+
+    const outbox = await eventually(async () => {
+      const { rows } = await db.query<{ event_id: string; type: string; published: boolean }>(
+        `SELECT event_id, type, published_at IS NOT NULL AS published FROM conversations.outbox WHERE account_id = $1`,
+        [accountId],
+      );
+      return rows.every((row) => row.published) && rows;
+    }, 30_000);
+    const byType: Record<string, number> = {};
+    for (const row of outbox) byType[row.type] = (byType[row.type] ?? 0) + 1;
+    expect(byType).toEqual(workload.events);
+
+    const published = await tap.waitForAccount(accountId, outbox.length, 30_000);
+    const publishedIds = published.map((tapped) => tapped.event.id);
+    expect(new Set(publishedIds).size).toBe(publishedIds.length);
+    expect(new Set(publishedIds)).toEqual(new Set(outbox.map((row) => row.event_id)));
+
+    const forWebhooks = published.filter((tapped) =>
+      (PUBLIC_EVENT_TYPES as readonly string[]).includes(tapped.routingKey),
+    );
+    await receiver.waitFor(forWebhooks.length, undefined, 60_000);
+    // A duplicate would come from a lapsed lease: give one the time to show before counting.
+    await sleep((WEBHOOK_LEASE_SECONDS + 1) * 1000);
+    const delivered = receiver.received.map((request) => request.headers['webhook-id']);
+    expect(delivered.length).toBe(new Set(delivered).size);
+    expect(new Set(delivered)).toEqual(new Set(forWebhooks.map((tapped) => tapped.event.id)));
+  }
+
+  it('applies concurrent traffic through both gateways once: counts, events and webhooks', async () => {
+    const account = await subscribedAccount();
+    try {
+      const workload = new Workload(cluster.gatewayUrls, account.apiKey, 'steady');
+      await workload.run(4);
+      expect(workload.resets).toEqual([]);
+      // Both gateways served, and through either the totals are the same.
+      expect(new Set(workload.answeredAt.map((answer) => answer.url))).toEqual(new Set(cluster.gatewayUrls));
+      for (const gateway of cluster.gatewayUrls) await expectAppliedOnce(workload, account, gateway);
+    } finally {
+      await account.receiver.close();
+    }
+  }, 180_000);
+
+  it('SIGTERM to one replica of each service under load: exit 0, in-flight work answered, nothing lost or doubled', async () => {
+    const account = await subscribedAccount();
+    try {
+      const workload = new Workload(cluster.gatewayUrls, account.apiKey, 'shutdown');
+      const load = workload.run();
+      await eventually(() => workload.completed >= 2 * WORKERS, 60_000);
+      const stopping = ['gateway#0', 'conversations#0', 'webhooks#0'];
+      const signalledAt = Date.now();
+      for (const replica of stopping) cluster.signal(replica);
+      const exits = await Promise.all(stopping.map((replica) => cluster.exitOf(replica)));
+      expect(exits).toEqual(stopping.map(() => 'exited with code 0'));
+      // The survivors carry the load on.
+      const before = workload.completed;
+      await eventually(() => workload.completed >= before + 2 * WORKERS, 60_000);
+      workload.stop();
+      await load;
+
+      expect(workload.lostResponses).toEqual([]);
+      // The stopping gateway answered requests after the signal (those in flight and during the drain).
+      const stopped = cluster.gatewayUrls[0];
+      expect(workload.answeredAt.some(({ url, at }) => url === stopped && at > signalledAt)).toBe(true);
+      await expectAppliedOnce(workload, account, cluster.gatewayUrls[1]);
+    } finally {
+      await account.receiver.close();
+    }
+  }, 240_000);
+
+  it('the health check script answers 0 for a ready replica and 1 otherwise', async () => {
+    const healthcheck = (env: Record<string, string>) =>
+      new Promise<number>((resolve) => {
+        const script = path.join(__dirname, 'healthcheck.ts');
+        execFile(
+          process.execPath,
+          ['-r', '@swc-node/register', script],
+          { env: { ...process.env, ...env } },
+          (error) => resolve(error ? Number(error.code ?? 1) : 0),
+        );
+      });
+    const port = new URL(cluster.gatewayUrls[1]).port;
+    expect(await healthcheck({ SERVICE: 'gateway', PORT: port })).toBe(0);
+    expect(await healthcheck({ SERVICE: 'gateway', PORT: '1' })).toBe(1); // nothing listens there
+    expect(await healthcheck({ SERVICE: 'nonsense' })).toBe(1);
+  }, 60_000);
+
+  it('SIGTERM to the supervisor stops every remaining replica gracefully and exits 0', async () => {
+    expect(await cluster.stop('SIGTERM')).toBe(0);
+    for (const replica of ['gateway#1', 'conversations#1', 'webhooks#1']) {
+      expect(await cluster.exitOf(replica)).toBe('exited with code 0');
+    }
+  }, 60_000);
+});
