@@ -11,6 +11,7 @@ import { seedAnalyticsAccount } from './analytics-seed';
 import { conversationIdFor, seedAccount } from './bench-seed';
 import { formatRow, LoadResult, runLoad } from './http-load';
 import { ServiceProcesses, waitForReady } from './service-processes';
+import { benchFanOut, formatFanOut } from './webhooks-fan-out';
 
 /**
  * `npm run bench`: the whole stack (gateway, RabbitMQ, conversations service, Postgres) under
@@ -29,6 +30,8 @@ const { values: args } = parseArgs({
     /** Also seed a second account (100,000 conversations x 10 messages) and drive the analytics. */
     analytics: { type: 'boolean', default: false },
     'analytics-conversations': { type: 'string', default: '100000' },
+    /** Skip the webhooks fan-out (events/s to 1, 10 and 100 subscriptions, event-to-delivery latency). */
+    'skip-webhooks': { type: 'boolean', default: false },
     port: { type: 'string', default: '3900' },
   },
 });
@@ -126,13 +129,44 @@ async function benchAnalytics(out: string): Promise<void> {
   }
 }
 
+/**
+ * Subscriptions per account and events published for them, as fast as the broker confirms
+ * (throughput, and latency when a burst queues), then at a steady light rate (latency unloaded).
+ */
+const FAN_OUT_SCENARIOS = [
+  { subscriptions: 1, events: 2000 },
+  { subscriptions: 10, events: 500 },
+  { subscriptions: 100, events: 100 },
+  { subscriptions: 1, events: 500, eventsPerSecond: 50 },
+];
+
+async function benchWebhooks(out: string): Promise<void> {
+  const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+  for (const { subscriptions, events, eventsPerSecond } of FAN_OUT_SCENARIOS) {
+    // An account per scenario, so each receiver gets only its own scenario's deliveries.
+    const { accountId, apiKey } = await createBenchAccount(`bench webhooks x${subscriptions}`);
+    const row = await benchFanOut({ apiBase: base, apiKey, accountId, amqpUrl, subscriptions, events, eventsPerSecond });
+    console.log(formatFanOut(row));
+    appendFileSync(out, `${JSON.stringify({ ...row, at: new Date().toISOString() })}\n`);
+  }
+}
+
 async function main(): Promise<void> {
   const services = new ServiceProcesses();
   const resultsDir = path.resolve(__dirname, '..', '..', 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const out = path.join(resultsDir, `run-${new Date().toISOString().replace(/[:.]/g, '')}.jsonl`);
   // The quota is raised out of reach so every request pays the full limiter check and is admitted.
-  const env = { DATABASE_URL, PORT: args.port!, LOG_LEVEL: 'warn', HOST: '127.0.0.1', RATE_LIMIT_BUSINESS: '1000000000' };
+  const env = {
+    DATABASE_URL,
+    PORT: args.port!,
+    OPS_PORT: '0',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    RATE_LIMIT_BUSINESS: '1000000000',
+    // The fan-out bench's receiver listens on 127.0.0.1.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  };
   console.log(
     `# ${new Date().toISOString()} cores=${os.cpus().length} node=${process.version} c=${args.connections} d=${args.duration}s warmup=${args.warmup}s conversations=${conversations}`,
   );
@@ -140,6 +174,7 @@ async function main(): Promise<void> {
     await recreateDatabase();
     services.start('conversations', env);
     services.start('gateway', env);
+    if (!args['skip-webhooks']) services.start('webhooks', env);
     await waitForReady(base);
     if (!args['skip-limiter-cost']) {
       services.start('gateway', { ...env, PORT: String(Number(args.port) + 1), RATE_LIMIT_ENABLED: 'false' });
@@ -173,6 +208,7 @@ async function main(): Promise<void> {
       }
     }
     if (args.analytics) await benchAnalytics(out);
+    if (!args['skip-webhooks']) await benchWebhooks(out);
     console.log(`# raw results: ${out}`);
   } finally {
     await services.stopAll();

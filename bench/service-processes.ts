@@ -8,7 +8,7 @@ const DIST = path.resolve(__dirname, '..');
 export class ServiceProcesses {
   private readonly children: ChildProcess[] = [];
 
-  start(service: 'gateway' | 'conversations', env: Record<string, string>): ChildProcess {
+  start(service: 'gateway' | 'conversations' | 'webhooks', env: Record<string, string>): ChildProcess {
     // BENCH_PROFILE_DIR=/tmp/prof writes a V8 CPU profile per service on exit (open in Chrome DevTools).
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
     const child = spawn(process.execPath, [...profile, path.join(DIST, 'services', service, 'src', 'main.js')], {
