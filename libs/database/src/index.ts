@@ -3,3 +3,4 @@ export * from './data-source-options';
 export * from './dependency-check';
 export * from './periodic-task';
 export * from './prepared-statement';
+export * from './command-log';

@@ -4,3 +4,4 @@ export * from './rpc-server';
 export * from './rpc-client';
 export * from './event-publisher';
 export * from './rpc-metrics';
+export * from './pass-through-rpc.filter';

@@ -1,27 +1,35 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import type { ConversationsConfig } from '@app/config';
 import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
+import { CommandLog } from '@app/database';
 import { EventPublisher } from '@app/messaging';
 import { AnalyticsCompactionJob } from './analytics/analytics-compaction.job';
 import { AnalyticsHandler } from './analytics/analytics.handler';
 import { AnalyticsRepository } from './analytics/analytics.repository';
 import { AnalyticsService } from './analytics/analytics.service';
-import { CommandLog } from './commands/command-log';
 import { RetentionJob } from './commands/retention.job';
 import { ConversationsHandler } from './conversations/conversations.handler';
 import { ConversationsRepository } from './conversations/conversations.repository';
 import { ConversationsService } from './conversations/conversations.service';
+import { OutboxMetrics } from './outbox/outbox-metrics';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxWriter } from './outbox/outbox.writer';
-import { conversationsDataSourceOptions } from './data-source';
+import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from './data-source';
 import { AMQP_CONNECTION, CONVERSATIONS_CONFIG, LOGGER } from './tokens';
 
 @Module({})
 export class ConversationsAppModule {
-  static register(config: ConversationsConfig, logger: Logger, amqp: AmqpConnectionManager): DynamicModule {
+  static register(
+    config: ConversationsConfig,
+    logger: Logger,
+    amqp: AmqpConnectionManager,
+    registry: Registry,
+  ): DynamicModule {
     return {
       module: ConversationsAppModule,
       imports: [TypeOrmModule.forRoot(conversationsDataSourceOptions(config))],
@@ -30,15 +38,17 @@ export class ConversationsAppModule {
         { provide: CONVERSATIONS_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         { provide: AMQP_CONNECTION, useValue: amqp },
+        { provide: Registry, useValue: registry },
         {
           provide: EventPublisher,
           useFactory: () => new EventPublisher(amqp, CONVERSATIONS_EVENTS_EXCHANGE),
         },
         ConversationsRepository,
         ConversationsService,
-        CommandLog,
+        { provide: CommandLog, useFactory: (db: DataSource) => new CommandLog(db, CONVERSATIONS_SCHEMA), inject: [DataSource] },
         OutboxWriter,
         OutboxRelay,
+        OutboxMetrics,
         RetentionJob,
         AnalyticsRepository,
         AnalyticsService,

@@ -9,14 +9,15 @@ import {
   CONVERSATIONS_RPC_QUEUE,
 } from '@app/contracts';
 import { prepareDatabase } from '@app/database';
-import { connectAmqp, RpcServer } from '@app/messaging';
-import { PinoNestLogger } from '@app/observability';
+import { connectAmqp, PassThroughRpcFilter, RpcServer, RpcServerMetrics } from '@app/messaging';
+import { createMetricsRegistry, PinoNestLogger, postgresCheck, rabbitmqCheck, startOpsServer } from '@app/observability';
 import { ConversationsAppModule } from './conversations-app.module';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from './data-source';
-import { PassThroughRpcFilter } from './pass-through-rpc.filter';
 
 export interface RunningConversationsService {
   app: INestMicroservice;
+  /** The ops server: /health/live, /health/ready, /metrics. */
+  opsUrl: string;
   close(): Promise<void>;
 }
 
@@ -35,7 +36,8 @@ export async function startConversationsService(
     }
   }
   const amqp = connectAmqp(config.AMQP_URL, 'conversations', logger);
-  const app = await NestFactory.createMicroservice(ConversationsAppModule.register(config, logger, amqp), {
+  const registry = createMetricsRegistry();
+  const app = await NestFactory.createMicroservice(ConversationsAppModule.register(config, logger, amqp, registry), {
     strategy: new RpcServer({
       connection: amqp,
       queue: CONVERSATIONS_RPC_QUEUE,
@@ -43,15 +45,24 @@ export async function startConversationsService(
       presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
       prefetch: config.AMQP_PREFETCH,
       logger,
+      metrics: new RpcServerMetrics(registry),
     }),
     logger: new PinoNestLogger(logger),
   });
   app.useGlobalFilters(new PassThroughRpcFilter());
   await app.listen();
+  const ops = await startOpsServer({
+    config,
+    registry,
+    readiness: [postgresCheck(app.get(DataSource)), rabbitmqCheck(() => amqp.isConnected())],
+    logger,
+  });
   logger.info('conversations service ready');
   return {
     app,
+    opsUrl: ops.url,
     async close() {
+      await ops.close();
       await app.close();
       await amqp.close();
     },

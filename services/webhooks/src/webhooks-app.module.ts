@@ -1,9 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import type { WebhooksConfig } from '@app/config';
-import { CommandLog } from './commands/command-log';
+import { CommandLog } from '@app/database';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { Dispatcher } from './delivery/dispatcher';
 import { TargetPolicy } from './delivery/target-policy';
@@ -13,7 +15,8 @@ import { RetentionJob } from './retention.job';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository';
 import { WebhooksHandler } from './subscriptions/webhooks.handler';
 import { WebhooksService } from './subscriptions/webhooks.service';
-import { webhooksDataSourceOptions } from './data-source';
+import { webhooksDataSourceOptions, WEBHOOKS_SCHEMA } from './data-source';
+import { WebhookMetrics } from './webhook-metrics';
 import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from './tokens';
 
 @Module({})
@@ -22,6 +25,7 @@ export class WebhooksAppModule {
     config: WebhooksConfig,
     logger: Logger,
     amqp: AmqpConnectionManager,
+    registry: Registry,
     targets = new TargetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS),
   ): DynamicModule {
     return {
@@ -32,11 +36,13 @@ export class WebhooksAppModule {
         { provide: WEBHOOKS_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         { provide: AMQP_CONNECTION, useValue: amqp },
+        { provide: Registry, useValue: registry },
+        WebhookMetrics,
         { provide: TargetPolicy, useValue: targets },
         { provide: WebhookSender, useFactory: () => new WebhookSender(targets, config.WEBHOOK_TIMEOUT_MS) },
         SubscriptionsRepository,
         DeliveriesRepository,
-        CommandLog,
+        { provide: CommandLog, useFactory: (db: DataSource) => new CommandLog(db, WEBHOOKS_SCHEMA), inject: [DataSource] },
         WebhooksService,
         Dispatcher,
         EventConsumer,

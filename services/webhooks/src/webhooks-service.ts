@@ -5,18 +5,19 @@ import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
 import { WEBHOOKS_RPC_DEAD_LETTER_QUEUE, WEBHOOKS_RPC_PRESENCE_EXCHANGE, WEBHOOKS_RPC_QUEUE } from '@app/contracts';
 import { prepareDatabase } from '@app/database';
-import { connectAmqp, RpcServer } from '@app/messaging';
-import { PinoNestLogger } from '@app/observability';
+import { connectAmqp, PassThroughRpcFilter, RpcServer, RpcServerMetrics } from '@app/messaging';
+import { createMetricsRegistry, PinoNestLogger, postgresCheck, rabbitmqCheck, startOpsServer } from '@app/observability';
 import { Dispatcher } from './delivery/dispatcher';
 import { TargetPolicy } from './delivery/target-policy';
 import { WebhookSender } from './delivery/webhook-sender';
 import { EventConsumer } from './fan-out/event-consumer';
 import { webhooksDataSourceOptions, WEBHOOKS_SCHEMA } from './data-source';
-import { PassThroughRpcFilter } from './pass-through-rpc.filter';
 import { WebhooksAppModule } from './webhooks-app.module';
 
 export interface RunningWebhooksService {
   app: INestMicroservice;
+  /** The ops server: /health/live, /health/ready, /metrics. */
+  opsUrl: string;
   close(): Promise<void>;
 }
 
@@ -44,7 +45,8 @@ export async function startWebhooksService(
     }
   }
   const amqp = connectAmqp(config.AMQP_URL, 'webhooks', logger);
-  const app = await NestFactory.createMicroservice(WebhooksAppModule.register(config, logger, amqp, options.targets), {
+  const registry = createMetricsRegistry();
+  const app = await NestFactory.createMicroservice(WebhooksAppModule.register(config, logger, amqp, registry, options.targets), {
     strategy: new RpcServer({
       connection: amqp,
       queue: WEBHOOKS_RPC_QUEUE,
@@ -52,6 +54,7 @@ export async function startWebhooksService(
       presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
       prefetch: config.AMQP_PREFETCH,
       logger,
+      metrics: new RpcServerMetrics(registry),
     }),
     logger: new PinoNestLogger(logger),
   });
@@ -61,6 +64,12 @@ export async function startWebhooksService(
   const consumer = app.get(EventConsumer);
   await dispatcher.start();
   await consumer.start();
+  const ops = await startOpsServer({
+    config,
+    registry,
+    readiness: [postgresCheck(app.get(DataSource)), rabbitmqCheck(() => amqp.isConnected())],
+    logger,
+  });
   logger.info(
     {
       retry_schedule: config.WEBHOOK_RETRY_SCHEDULE,
@@ -71,7 +80,9 @@ export async function startWebhooksService(
   );
   return {
     app,
+    opsUrl: ops.url,
     async close() {
+      await ops.close();
       // Events first (the fan-out hands work to the dispatcher), then deliveries in flight.
       await consumer.stop();
       await dispatcher.stop();

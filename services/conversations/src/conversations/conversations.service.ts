@@ -17,8 +17,8 @@ import type {
   RpcRequest,
   SendMessageCommand,
 } from '@app/contracts';
+import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
-import { CommandLog } from '../commands/command-log';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { commandSchemas, isUuid, parsePayload } from './command-schemas';
 import { toConversationView, toMessageView } from './conversation-row';

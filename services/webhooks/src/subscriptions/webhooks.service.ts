@@ -17,8 +17,8 @@ import {
   WebhookView,
   WebhookWithSecretView,
 } from '@app/contracts';
+import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
-import { CommandLog } from '../commands/command-log';
 import { DeliveriesRepository } from '../delivery/deliveries.repository';
 import { newSecret } from '../delivery/signature';
 import { TargetPolicy } from '../delivery/target-policy';

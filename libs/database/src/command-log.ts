@@ -1,26 +1,14 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RpcRequest } from '@app/contracts';
-import { execute, prepare } from '@app/database';
 import { DomainError } from '@app/errors';
-
-/** Statements prepared once per connection (see libs/database). */
-const SQL = {
-  recordCommand: prepare(
-    `INSERT INTO conversations.processed_commands (command_id, account_id, pattern, response)
-           VALUES ($1, $2, $3, $4) ON CONFLICT (command_id) DO NOTHING RETURNING command_id`,
-  ),
-  storedReply: prepare(
-    `SELECT response FROM conversations.processed_commands WHERE command_id = $1 AND account_id = $2`,
-  ),
-};
+import { execute, prepare, PreparedStatement } from './prepared-statement';
 
 /** Raised inside the transaction when a concurrent copy of the command committed first. */
 class AlreadyApplied extends Error {}
 
 /**
- * Applies each command at most once, enforced by the primary key of `processed_commands`, which
+ * Applies each command at most once, enforced by the primary key of the service schema's
+ * `processed_commands` table (command_id, account_id, pattern, response jsonb, created_at), which
  * is written in the same transaction as the command's effects. A repeated command (redelivered
  * after its consumer died, or retried under the same Idempotency-Key) gets the first one's reply.
  *
@@ -28,15 +16,28 @@ class AlreadyApplied extends Error {}
  * at commit (its effects roll back) or, if the work now fails (say the conversation was closed in
  * between), by a look-up on that error path. The common case costs no extra round trip.
  */
-@Injectable()
 export class CommandLog {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  /** Statements prepared once per connection. */
+  private readonly sql: { recordCommand: PreparedStatement; storedReply: PreparedStatement };
+
+  constructor(
+    private readonly db: DataSource,
+    schema: string,
+  ) {
+    this.sql = {
+      recordCommand: prepare(
+        `INSERT INTO ${schema}.processed_commands (command_id, account_id, pattern, response)
+              VALUES ($1, $2, $3, $4) ON CONFLICT (command_id) DO NOTHING RETURNING command_id`,
+      ),
+      storedReply: prepare(`SELECT response FROM ${schema}.processed_commands WHERE command_id = $1 AND account_id = $2`),
+    };
+  }
 
   async applyOnce<T>(request: RpcRequest, work: (tx: EntityManager) => Promise<T>): Promise<T> {
     return this.once(request, () =>
       this.db.transaction(async (tx) => {
         const reply = await work(tx);
-        const recorded = await execute(tx, SQL.recordCommand, [
+        const recorded = await execute(tx, this.sql.recordCommand, [
           request.commandId,
           request.accountId,
           request.pattern,
@@ -78,7 +79,7 @@ export class CommandLog {
   }
 
   private async storedReply<T>(request: RpcRequest): Promise<{ found: true; reply: T } | { found: false }> {
-    const rows = await execute(this.db, SQL.storedReply, [request.commandId, request.accountId]);
+    const rows = await execute(this.db, this.sql.storedReply, [request.commandId, request.accountId]);
     return rows.length > 0 ? { found: true, reply: rows[0].response as T } : { found: false };
   }
 }
