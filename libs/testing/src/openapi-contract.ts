@@ -112,19 +112,32 @@ export class OpenApiContract {
     if (!documented) {
       return [`${response.status} is not a documented response of ${method} ${operation.template}`];
     }
-    const content = (documented as OpenAPIV3.ResponseObject).content;
-    if (!content) return response.text === '' ? [] : [`${response.status} of ${method} ${operation.template} is documented without a body`];
+    const where = `${response.status} of ${method} ${operation.template}`;
+    const { content, headers = {} } = documented as OpenAPIV3.ResponseObject;
+    const problems = Object.entries(headers)
+      .filter(([name, header]) => (header as OpenAPIV3.HeaderObject).required && !response.headers.has(name))
+      .map(([name]) => `${where}: header ${name} is missing`);
+    if (!content) return response.text === '' ? problems : [...problems, `${where} is documented without a body`];
     const mediaType = (response.headers.get('content-type') ?? '').split(';')[0].trim();
     const media = content[mediaType];
-    if (!media) {
-      return [`content type ${mediaType || '(none)'} is not documented for ${response.status} of ${method} ${operation.template}`];
+    if (!media) return [...problems, `${where}: content type ${mediaType || '(none)'} is not documented`];
+    if (media.schema) {
+      const validate = this.validator(media.schema);
+      if (!validate(response.body)) {
+        problems.push(
+          ...(validate.errors ?? []).map((e) => `${where}: body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`),
+        );
+      }
     }
-    if (!media.schema) return [];
-    const validate = this.validator(media.schema);
-    if (validate(response.body)) return [];
-    return (validate.errors ?? []).map(
-      (error) => `${response.status} of ${method} ${operation.template}: body${error.instancePath} ${error.message} ${JSON.stringify(error.params)}`,
-    );
+    return [...problems, ...this.undocumentedCode(where, media, response.body)];
+  }
+
+  /** A problem's `code` must be one the document gives for that response (one example per code). */
+  private undocumentedCode(where: string, media: OpenAPIV3.MediaTypeObject, body: unknown): string[] {
+    const code = (body as { code?: unknown } | undefined)?.code;
+    if (!media.examples || code === undefined) return [];
+    const documented = Object.values(media.examples).map((example) => (example as OpenAPIV3.ExampleObject).value?.code);
+    return documented.includes(code) ? [] : [`${where}: code ${JSON.stringify(code)} is not documented (${documented.join(', ')})`];
   }
 
   private validator(schema: object): ValidateFunction {

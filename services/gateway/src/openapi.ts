@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { PROBLEM_SCHEMAS } from './http/api-problems.decorator';
+import { applyApiConventions } from './http/openapi-conventions';
 
 /** Builds the OpenAPI document from the controllers and DTOs; serves it and its rendered docs. */
 export function setUpOpenApi(app: INestApplication): void {
@@ -18,6 +19,6 @@ export function setUpOpenApi(app: INestApplication): void {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `cms_<key id>_<secret>`' })
     .addServer('/')
     .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: PROBLEM_SCHEMAS });
+  const document = applyApiConventions(SwaggerModule.createDocument(app, config, { extraModels: PROBLEM_SCHEMAS }));
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
 }
