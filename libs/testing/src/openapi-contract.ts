@@ -86,8 +86,7 @@ export class OpenApiContract {
       contract = fetch(`${origin}/openapi.json`)
         .then(async (response) => {
           if (!response.ok) throw new Error(`GET ${origin}/openapi.json answered ${response.status}`);
-          const document = (await response.json()) as OpenAPIV3.Document;
-          return new OpenApiContract((await SwaggerParser.dereference(document)) as OpenAPIV3.Document);
+          return OpenApiContract.fromDocument((await response.json()) as OpenAPIV3.Document);
         })
         .catch((error: Error) => {
           this.byBaseUrl.delete(origin);
@@ -96,6 +95,10 @@ export class OpenApiContract {
       this.byBaseUrl.set(origin, contract);
     }
     return contract;
+  }
+
+  static async fromDocument(document: OpenAPIV3.Document): Promise<OpenApiContract> {
+    return new OpenApiContract((await SwaggerParser.dereference(structuredClone(document))) as OpenAPIV3.Document);
   }
 
   /** Whether the contract covers this URL: the public API only (health, metrics and docs are not in it). */

@@ -51,7 +51,7 @@ describe('OpenAPI document', () => {
     stack = await TestStack.start();
     const response = await fetch(`${stack.url}/openapi.json`);
     expect(response.status).toBe(200);
-    raw = await response.json();
+    raw = (await response.json()) as OpenAPIV3.Document;
     const document = (await SwaggerParser.dereference(structuredClone(raw))) as OpenAPIV3.Document;
     operations = Object.entries(document.paths).flatMap(([path, item]) =>
       (['get', 'post', 'patch', 'put', 'delete'] as const)
