@@ -6,5 +6,8 @@ export * from './event-tap';
 export * from './service-process';
 export * from './problem-assertions';
 export * from './webhook-receiver';
+export * from './tcp-proxy';
+export * from './prometheus-text';
 export * from './openapi-contract';
+export * from './health-assertions';
 export * from './cluster-process';

@@ -41,6 +41,8 @@ export interface StackOptions {
 }
 
 const logger = () => createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
+/** Each service's health and metrics server on a free port of its own (`opsUrl`). */
+const OPS_SERVER = { OPS_PORT: '0', OPS_HOST: '127.0.0.1' };
 
 /**
  * The real services in this process, against the run's own Postgres database and RabbitMQ vhost
@@ -91,6 +93,7 @@ export class TestStack {
   conversationsConfig(): ConversationsConfig {
     return loadConfig(conversationsSchema, {
       ...process.env,
+      ...OPS_SERVER,
       OUTBOX_POLL_MS: '200',
       ...this.options.conversations,
     });
@@ -113,6 +116,7 @@ export class TestStack {
     const overrides = typeof this.options.webhooks === 'object' ? this.options.webhooks : {};
     return loadConfig(webhooksSchema, {
       ...process.env,
+      ...OPS_SERVER,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_RETRY_SCHEDULE: '1,1,1',
       WEBHOOK_POLL_MS: '100',

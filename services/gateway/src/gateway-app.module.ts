@@ -1,10 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type Redis from 'ioredis';
+import { Registry } from 'prom-client';
 import type { GatewayConfig } from '@app/config';
 import {
   CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
@@ -12,7 +14,8 @@ import {
   WEBHOOKS_RPC_PRESENCE_EXCHANGE,
   WEBHOOKS_RPC_QUEUE,
 } from '@app/contracts';
-import { RpcClient } from '@app/messaging';
+import { RpcClient, RpcClientMetrics } from '@app/messaging';
+import { OPS_CONTROLLERS } from '@app/observability';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { AnalyticsClient } from './analytics/analytics.client';
 import { AnalyticsController } from './analytics/analytics.controller';
@@ -21,11 +24,12 @@ import { ConversationsClient } from './conversations/conversations.client';
 import { ConversationsController } from './conversations/conversations.controller';
 import { gatewayDataSourceOptions } from './data-source';
 import { GATEWAY_CONFIG } from './gateway-config.token';
-import { HealthController } from './health/health.controller';
+import { gatewayReadiness } from './health/gateway-readiness';
 import { requestLoggingModule } from './http/request-logging';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
+import { RateLimitMetrics } from './rate-limit/rate-limit-metrics';
 import { RateLimits } from './rate-limit/rate-limits';
 import { REDIS } from './rate-limit/redis-connection';
 import { WEBHOOKS_RPC, WebhooksClient } from './webhooks/webhooks.client';
@@ -33,11 +37,18 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 
 @Module({})
 export class GatewayAppModule {
-  static register(config: GatewayConfig, amqp: AmqpConnectionManager, redis: Redis, logger: Logger): DynamicModule {
+  static register(
+    config: GatewayConfig,
+    amqp: AmqpConnectionManager,
+    redis: Redis,
+    logger: Logger,
+    registry: Registry,
+  ): DynamicModule {
+    const rpcMetrics = new RpcClientMetrics(registry);
     return {
       module: GatewayAppModule,
-      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), requestLoggingModule(logger)],
-      controllers: [ConversationsController, AnalyticsController, WebhooksController, HealthController],
+      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), requestLoggingModule(logger), TerminusModule],
+      controllers: [ConversationsController, AnalyticsController, WebhooksController, ...OPS_CONTROLLERS],
       providers: [
         {
           provide: RpcClient,
@@ -47,6 +58,7 @@ export class GatewayAppModule {
               queue: CONVERSATIONS_RPC_QUEUE,
               presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
               timeoutMs: config.RPC_TIMEOUT_MS,
+              metrics: rpcMetrics,
             }),
         },
         {
@@ -72,7 +84,9 @@ export class GatewayAppModule {
         },
         { provide: REDIS, useValue: redis },
         { provide: GATEWAY_CONFIG, useValue: config },
-        { provide: RateLimits, useFactory: () => new RateLimits(redis, config, logger) },
+        { provide: RateLimits, useFactory: () => new RateLimits(redis, config, logger, new RateLimitMetrics(registry)) },
+        { provide: Registry, useValue: registry },
+        gatewayReadiness,
         ConversationsClient,
         {
           provide: WEBHOOKS_RPC,
@@ -83,6 +97,7 @@ export class GatewayAppModule {
               presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
               timeoutMs: config.RPC_TIMEOUT_MS,
               serviceName: 'webhooks',
+              metrics: rpcMetrics,
             }),
         },
         WebhooksClient,

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import { prepareDatabase } from '@app/database';
 import { connectAmqp, RpcClient } from '@app/messaging';
-import { PinoNestLogger } from '@app/observability';
+import { createMetricsRegistry, PinoNestLogger } from '@app/observability';
 import { subscribeToAccountChanges } from './accounts/account-changes';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { connectRedis } from './rate-limit/redis-connection';
@@ -16,6 +16,7 @@ import { GatewayAppModule } from './gateway-app.module';
 import { registerConnectionDrain } from './http/connection-drain';
 import { frameworkErrorHandler } from './http/framework-errors';
 import { registerHttpHooks } from './http/http-hooks';
+import { registerHttpMetrics } from './http/http-metrics';
 import { ProblemFilter } from './http/problem.filter';
 import { requestIdFor } from './http/request-id';
 import { trackRepliesForLogging } from './http/request-logging';
@@ -59,7 +60,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     return503OnClosing: true,
     trustProxy: config.TRUST_PROXY,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp, redis, logger), adapter, {
+  const registry = createMetricsRegistry();
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp, redis, logger, registry), adapter, {
     logger: new PinoNestLogger(logger),
     // Only Fastify's own JSON parser: anything else (forms included) is a 415.
     bodyParser: false,
@@ -71,6 +73,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   fastify.removeContentTypeParser('text/plain');
   trackRepliesForLogging(fastify);
   registerHttpHooks(fastify, apiKeys, app.get(RateLimits));
+  registerHttpMetrics(fastify, registry);
   const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS);
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(bodyValidationPipe());

@@ -10,7 +10,9 @@ export class MetricsController {
 
   @Get()
   @Header('cache-control', 'no-store')
-  metrics(@Res({ passthrough: true }) reply: { header(name: string, value: string): unknown }): Promise<string> {
+  metrics(
+    @Res({ passthrough: true }) reply: { header(name: string, value: string): unknown },
+  ): Promise<string> {
     reply.header('content-type', this.registry.contentType);
     return this.registry.metrics();
   }

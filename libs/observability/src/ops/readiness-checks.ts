@@ -15,7 +15,10 @@ export function readinessProbe(key: string, probe: () => unknown): HealthIndicat
     const check = indicators.check(key);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
+        PROBE_TIMEOUT_MS,
+      );
     });
     try {
       await Promise.race([Promise.resolve().then(probe), timeout]);

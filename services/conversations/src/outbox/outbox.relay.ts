@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { CloudEvent } from '@app/contracts';
 import { EventPublisher } from '@app/messaging';
 import { CONVERSATIONS_CONFIG, LOGGER } from '../tokens';
+import { OutboxMetrics } from './outbox-metrics';
 import type { ConversationsConfig } from '@app/config';
 
 interface OutboxRow {
@@ -41,6 +42,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly publisher: EventPublisher,
     @Inject(CONVERSATIONS_CONFIG) private readonly config: ConversationsConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: OutboxMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -87,18 +89,18 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  private publishBatch(): Promise<number> {
-    return this.db.transaction(async (tx) => {
+  private async publishBatch(): Promise<number> {
+    const published = await this.db.transaction(async (tx): Promise<OutboxRow[]> => {
       const [{ locked }] = await tx.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [
         RELAY_LOCK,
       ]);
-      if (!locked) return 0;
+      if (!locked) return [];
       const rows: OutboxRow[] = await tx.query(
         `SELECT id, type, envelope, created_at FROM conversations.outbox
           WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.config.OUTBOX_BATCH_SIZE],
       );
-      if (rows.length === 0) return 0;
+      if (rows.length === 0) return [];
       await this.publisher.publishAll(
         rows.map((row) => ({
           id: row.envelope.id,
@@ -110,8 +112,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       await tx.query(`UPDATE conversations.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [
         rows.map((row) => row.id),
       ]);
-      return rows.length;
+      return rows;
     });
+    this.metrics.published(published.map((row) => row.type));
+    return published.length;
   }
 
   /** A dedicated connection for LISTEN; if it drops, the poll keeps events flowing until it is back. */

@@ -4,6 +4,7 @@ import type { Plan } from '@app/dialects';
 import { DomainError } from '@app/errors';
 import { planOverrideKey } from '../accounts/account-changes';
 import type { Principal } from '../auth/api-key-authenticator';
+import type { RateLimitMetrics } from './rate-limit-metrics';
 import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
 
 const FAILED_AUTH_WINDOW_MS = 60_000;
@@ -16,7 +17,7 @@ const FAILURE_LOG_INTERVAL_MS = 10_000;
  * When Redis fails, RATE_LIMIT_FAIL_MODE decides: `open` admits, `closed` answers 503.
  */
 export class RateLimits {
-  /** Checks that could not reach Redis, since start (exported as a metric). */
+  /** Checks that could not reach Redis, since start (in the log line; also counted in the metrics). */
   redisFailures = 0;
   private readonly accounts: SlidingWindowLimiter;
   private readonly failedAuth: SlidingWindowLimiter;
@@ -27,6 +28,7 @@ export class RateLimits {
     redis: ConstructorParameters<typeof SlidingWindowLimiter>[0],
     private readonly config: GatewayConfig,
     private readonly logger: Logger,
+    private readonly metrics: RateLimitMetrics,
   ) {
     const windowMs = config.RATE_LIMIT_WINDOW_SECONDS * 1000;
     // Whole milliseconds: Redis's PEXPIRE takes integers, and 3600 s / 7 buckets is not one.
@@ -54,8 +56,9 @@ export class RateLimits {
   /** The account's decision, or undefined when Redis failed and the fail mode is open. */
   async checkAccount(principal: Principal): Promise<LimitDecision | undefined> {
     if (!this.config.RATE_LIMIT_ENABLED) return undefined;
+    let decision: LimitDecision;
     try {
-      return await this.accounts.check(
+      decision = await this.accounts.check(
         `${this.config.REDIS_KEY_PREFIX}rl:account:${principal.accountId}`,
         this.quotas[principal.plan],
         { key: planOverrideKey(this.config.REDIS_KEY_PREFIX, principal.accountId), quotas: this.quotas },
@@ -67,13 +70,16 @@ export class RateLimits {
       }
       return undefined;
     }
+    if (!decision.admitted) this.metrics.rejected('plan');
+    return decision;
   }
 
   /** Counts a failed authentication from `ip`; false once that IP is over its limit. */
   async admitFailedAuthentication(ip: string): Promise<LimitDecision | undefined> {
     if (!this.config.RATE_LIMIT_ENABLED) return undefined;
+    let decision: LimitDecision;
     try {
-      return await this.failedAuth.check(
+      decision = await this.failedAuth.check(
         `${this.config.REDIS_KEY_PREFIX}rl:failed-auth:${ip}`,
         this.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
       );
@@ -81,10 +87,13 @@ export class RateLimits {
       this.recordFailure(error);
       return undefined;
     }
+    if (!decision.admitted) this.metrics.rejected('unauthenticated');
+    return decision;
   }
 
   private recordFailure(error: unknown): void {
     this.redisFailures += 1;
+    this.metrics.redisFailed(this.config.RATE_LIMIT_FAIL_MODE);
     const now = Date.now();
     if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
     this.lastFailureLog = now;

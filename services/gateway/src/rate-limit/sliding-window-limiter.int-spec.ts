@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { gatewaySchema, loadConfig } from '@app/config';
 import type { Principal } from '../auth/api-key-authenticator';
+import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimits } from './rate-limits';
 import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
 
@@ -285,7 +287,7 @@ describe('sliding-window limiter script (real Redis)', () => {
     function rateLimits() {
       const logs: string[] = [];
       const logger = pino({ level: 'error' }, { write: (line: string) => logs.push(line) });
-      return { limits: new RateLimits(redis, config, logger), logs };
+      return { limits: new RateLimits(redis, config, logger, new RateLimitMetrics(new Registry())), logs };
     }
 
     it('7 buckets in a 1 s window: checks succeed and count (no Redis error, so no fail mode involved)', async () => {

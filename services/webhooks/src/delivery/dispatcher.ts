@@ -6,6 +6,7 @@ import type { WebhooksConfig } from '@app/config';
 import { DeliveryStatus, WEBHOOK_TEST_EVENT } from '@app/contracts';
 import { Dialect, parseStatus, PUBLIC_EVENT_TYPES, PublicEventType, renderEventType, renderStatus } from '@app/dialects';
 import { DUE_CHANNEL, LOGGER, SUBSCRIPTION_CHANGED_CHANNEL, WEBHOOKS_CONFIG } from '../tokens';
+import { WebhookMetrics } from '../webhook-metrics';
 import { ClaimedDelivery, Completion, DeliveriesRepository } from './deliveries.repository';
 import { nextAttemptDelayMs } from './retry-schedule';
 import { AttemptResult, WebhookSender } from './webhook-sender';
@@ -54,6 +55,7 @@ export class Dispatcher {
     private readonly sender: WebhookSender,
     @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: WebhookMetrics,
   ) {}
 
   get leaseSeconds(): number {
@@ -200,8 +202,9 @@ export class Dispatcher {
         secrets: delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret],
       });
     } catch (error) {
-      result = { startedAt: new Date(), durationMs: 0, statusCode: null, responseBody: null, error: String(error) };
+      result = { startedAt: new Date(), durationMs: 0, statusCode: null, responseBody: null, error: String(error), failure: 'other' };
     }
+    this.metrics.attempted(result, delivery.occurred_at);
     this.complete(delivery, result);
   }
 

@@ -15,12 +15,17 @@ export interface OutgoingWebhook {
   secrets: string[];
 }
 
+/** Why an attempt got no HTTP response. */
+export type AttemptFailure = 'timeout' | 'connection' | 'blocked' | 'other';
+
 export interface AttemptResult {
   startedAt: Date;
   durationMs: number;
   statusCode: number | null;
   responseBody: string | null;
   error: string | null;
+  /** Set when there is no status code. */
+  failure?: AttemptFailure;
   retryAfterSeconds?: number;
 }
 
@@ -76,7 +81,7 @@ export class WebhookSender {
         statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
       return { startedAt, durationMs: elapsed(), statusCode, responseBody, error: null, retryAfterSeconds };
     } catch (error) {
-      return { startedAt, durationMs: elapsed(), statusCode: null, responseBody: null, error: describe(error, this.timeoutMs) };
+      return { startedAt, durationMs: elapsed(), statusCode: null, responseBody: null, ...describe(error, this.timeoutMs) };
     }
   }
 
@@ -101,23 +106,31 @@ async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): void }, lim
   return Buffer.concat(chunks).subarray(0, limit).toString('utf8').replace(/\uFFFD+$/, '');
 }
 
-function describe(error: unknown, timeoutMs: number): string {
-  const failure = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (error instanceof TargetBlockedError || failure?.cause instanceof TargetBlockedError) {
-    return `target refused: ${(error instanceof TargetBlockedError ? error : (failure.cause as Error)).message}`;
+/** Error codes of a connection that failed or broke, as the delivery log words them. */
+const CONNECTION_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host could not be resolved',
+  EAI_AGAIN: 'host could not be resolved',
+  ECONNRESET: 'connection reset',
+  UND_ERR_SOCKET: 'connection reset',
+};
+
+function describe(error: unknown, timeoutMs: number): { error: string; failure: AttemptFailure } {
+  const problem = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (error instanceof TargetBlockedError || problem?.cause instanceof TargetBlockedError) {
+    const blocked = error instanceof TargetBlockedError ? error : (problem.cause as Error);
+    return { error: `target refused: ${blocked.message}`, failure: 'blocked' };
   }
-  const code = failure?.code ?? failure?.cause?.code;
+  const code = problem?.code ?? problem?.cause?.code;
   if (
-    failure?.name === 'TimeoutError' ||
+    problem?.name === 'TimeoutError' ||
     code === 'UND_ERR_CONNECT_TIMEOUT' ||
     code === 'UND_ERR_HEADERS_TIMEOUT' ||
     code === 'UND_ERR_BODY_TIMEOUT'
   ) {
-    return `timed out after ${timeoutMs} ms`;
+    return { error: `timed out after ${timeoutMs} ms`, failure: 'timeout' };
   }
-  if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host could not be resolved';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset';
-  const message = failure?.cause?.message ?? failure?.message ?? String(error);
-  return message.slice(0, 500);
+  if (code && CONNECTION_ERRORS[code]) return { error: CONNECTION_ERRORS[code], failure: 'connection' };
+  const message = problem?.cause?.message ?? problem?.message ?? String(error);
+  return { error: message.slice(0, 500), failure: 'other' };
 }

@@ -13,6 +13,7 @@ import { PUBLIC_EVENT_TYPES } from '@app/dialects';
 import { DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
 import { Dispatcher } from '../delivery/dispatcher';
 import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from '../tokens';
+import { WebhookMetrics } from '../webhook-metrics';
 
 /** Events fanned out per statement. */
 const BATCH_SIZE = 500;
@@ -69,6 +70,7 @@ export class EventConsumer {
     private readonly dispatcher: Dispatcher,
     @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: WebhookMetrics,
   ) {}
 
   async start(): Promise<void> {
@@ -108,6 +110,7 @@ export class EventConsumer {
         { routing_key: message.fields.routingKey, bytes: message.content.length },
         'dead-lettering an event that is not a valid CloudEvent of a public type',
       );
+      this.metrics.consumed('dead_lettered');
       try {
         channel.nack(message, false, false);
       } catch {
@@ -140,6 +143,7 @@ export class EventConsumer {
           this.dispatcher.claimAdvice(),
         );
         for (const { channel, message } of batch) settle(() => channel.ack(message));
+        this.metrics.consumed('fanned_out', batch.length);
         this.logFannedOut(batch, created);
         const claimed = created.filter((delivery) => delivery.claimed);
         if (claimed.length > 0) this.dispatcher.accept(claimed);
@@ -148,6 +152,7 @@ export class EventConsumer {
         this.logger.warn({ err: (error as Error).message, events: batch.length }, 'fan-out failed; events will be redelivered');
         await new Promise((resolve) => setTimeout(resolve, this.stopped ? 0 : FAILURE_BACKOFF_MS));
         for (const { channel, message } of batch) settle(() => channel.nack(message, false, true));
+        this.metrics.consumed('requeued', batch.length);
       }
     }
   }

@@ -1,0 +1,54 @@
+import { eventually } from './eventually';
+
+/** Terminus's readiness body. */
+export interface ReadinessBody {
+  status: 'ok' | 'error' | 'shutting_down';
+  info: Record<string, { status: string; [detail: string]: unknown }>;
+  error: Record<string, { status: string; [detail: string]: unknown }>;
+  details: Record<string, { status: string; [detail: string]: unknown }>;
+}
+
+/** Polls `<baseUrl>/health/ready` until it answers `status` (a dependency takes a moment to drop or come back). */
+export function readinessAnswering(
+  baseUrl: string,
+  status: 200 | 503,
+  timeoutMs = 20_000,
+): Promise<ReadinessBody> {
+  return eventually(
+    async () => {
+      const response = await fetch(`${baseUrl}/health/ready`);
+      const body = (await response.json()) as ReadinessBody;
+      expect({ status: response.status, body }).toMatchObject({ status });
+      return body;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+/** Ready: 200, and each named check is up. */
+export async function expectReady(baseUrl: string, checks: string[]): Promise<ReadinessBody> {
+  const body = await readinessAnswering(baseUrl, 200);
+  expect(body.status).toBe('ok');
+  expect(body.error).toEqual({});
+  for (const check of checks) expect({ check, ...body.info[check] }).toMatchObject({ check, status: 'up' });
+  return body;
+}
+
+/** Not ready: 503 naming `down` as down (with the reason), the others as up. */
+export async function expectNotReady(baseUrl: string, down: string, up: string[]): Promise<ReadinessBody> {
+  const body = await readinessAnswering(baseUrl, 503);
+  expect(body.status).toBe('error');
+  expect(body.error[down]).toEqual({ status: 'down', message: expect.any(String) });
+  for (const check of up) expect({ check, ...body.info[check] }).toMatchObject({ check, status: 'up' });
+  return body;
+}
+
+/** GET /health/live: 200 `{status: ok}`. */
+export async function expectLive(baseUrl: string): Promise<void> {
+  const response = await fetch(`${baseUrl}/health/live`);
+  expect({ status: response.status, body: await response.json() }).toEqual({
+    status: 200,
+    body: { status: 'ok' },
+  });
+}

@@ -1,0 +1,35 @@
+import type { FactoryProvider } from '@nestjs/common';
+import type { HealthIndicatorFunction } from '@nestjs/terminus';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type Redis from 'ioredis';
+import type { DataSource } from 'typeorm';
+import type { GatewayConfig } from '@app/config';
+import { RpcClient } from '@app/messaging';
+import { postgresCheck, rabbitmqCheck, READINESS_CHECKS, readinessProbe } from '@app/observability';
+import { GATEWAY_CONFIG } from '../gateway-config.token';
+import { REDIS } from '../rate-limit/redis-connection';
+
+/** The gateway is ready when Postgres and RabbitMQ are reachable, and Redis too when it fails closed. */
+export const gatewayReadiness: FactoryProvider<HealthIndicatorFunction[]> = {
+  provide: READINESS_CHECKS,
+  inject: [getDataSourceToken(), RpcClient, REDIS, GATEWAY_CONFIG],
+  useFactory: (db: DataSource, rpc: RpcClient, redis: Redis, config: GatewayConfig) => [
+    postgresCheck(db),
+    rabbitmqCheck(() => rpc.connected),
+    redisCheck(redis, config.RATE_LIMIT_FAIL_MODE),
+  ],
+};
+
+/**
+ * Failing open, a replica without Redis still serves (unlimited): taking it out of the load
+ * balancer would turn a limiter outage into an API outage. Redis is then reported, never required:
+ * `status: up` with `reachable: false`.
+ */
+function redisCheck(redis: Redis, failMode: GatewayConfig['RATE_LIMIT_FAIL_MODE']): HealthIndicatorFunction {
+  const probe = readinessProbe('redis', () => redis.ping());
+  if (failMode === 'closed') return probe;
+  return async () => {
+    const { status, ...details } = (await probe()).redis;
+    return { redis: { ...details, status: 'up', reachable: status === 'up', required: false } };
+  };
+}

@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@app/observability';
+import {
+  ApiClient,
+  eventually,
+  expectLive,
+  expectNotReady,
+  expectReady,
+  PrometheusText,
+  readinessAnswering,
+  TcpProxy,
+  TestStack,
+} from '@app/testing';
+import { RunningGateway, startGateway } from '../src/gateway-service';
+
+/**
+ * The gateway's /health/live, /health/ready and /metrics (issue 6, items 3 and 4), on its own
+ * port. Its Postgres, RabbitMQ and Redis are reached through TCP proxies of this file's own, so a
+ * dependency can be made unreachable for this gateway alone and brought back.
+ */
+
+const CHECKS = ['postgres', 'rabbitmq', 'redis'];
+
+describe('gateway health and metrics', () => {
+  let stack: TestStack;
+  const proxies: Record<string, TcpProxy> = {};
+  let openGateway: RunningGateway | undefined;
+
+  beforeAll(async () => {
+    proxies.postgres = await TcpProxy.for(process.env.DATABASE_URL!);
+    proxies.rabbitmq = await TcpProxy.for(process.env.AMQP_URL!);
+    proxies.redis = await TcpProxy.for(process.env.REDIS_URL!);
+    stack = await TestStack.start({
+      gateway: {
+        DATABASE_URL: proxies.postgres.route(process.env.DATABASE_URL!),
+        AMQP_URL: proxies.rabbitmq.route(process.env.AMQP_URL!),
+        REDIS_URL: proxies.redis.route(process.env.REDIS_URL!),
+        // Counters of this file's own: other files' failed authentications from 127.0.0.1 stay out.
+        REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}monitoring:`,
+        RATE_LIMIT_FAIL_MODE: 'closed',
+        RATE_LIMIT_TRIAL: '2',
+        RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '2',
+      },
+    });
+  });
+  afterAll(async () => {
+    await openGateway?.close();
+    await stack?.close();
+    await Promise.all(Object.values(proxies).map((proxy) => proxy.close()));
+  });
+
+  const scrape = (url = stack.url) => PrometheusText.scrape(url);
+  /** How much a sample moved between two scrapes (absent counts as 0). */
+  const moved = (
+    before: PrometheusText,
+    after: PrometheusText,
+    name: string,
+    labels: Record<string, string>,
+  ) => (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
+
+  it('/health/live and /health/ready answer 200 with Postgres, RabbitMQ and Redis up', async () => {
+    await expectLive(stack.url);
+    const body = await expectReady(stack.url, CHECKS);
+    expect(Object.keys(body.details).sort()).toEqual([...CHECKS].sort());
+  });
+
+  it('/metrics is public Prometheus text with process metrics; health and metrics are not in the OpenAPI document', async () => {
+    for (const authorization of [undefined, 'Bearer not-a-key']) {
+      const response = await fetch(`${stack.url}/metrics`, {
+        headers: authorization ? { authorization } : {},
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(response.headers.get('www-authenticate')).toBeNull();
+      expect(response.headers.get('ratelimit')).toBeNull();
+    }
+    const metrics = await scrape();
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
+      expect({ name, declared: metrics.declares(name) }).toEqual({ name, declared: true });
+    }
+    const paths = Object.keys((await stack.api().get('/openapi.json', { apiKey: null })).body.paths);
+    expect(paths.filter((path) => /health|metrics/.test(path))).toEqual([]);
+  });
+
+  it('counts HTTP requests and their latency by method, route template and status, and RPC calls by outcome', async () => {
+    const { api, apiKey } = await stack.createAccount('business');
+    const before = await scrape();
+    const created = await api.post('/v1/conversations', { subject: 'Metrics' });
+    expect(created.status).toBe(201);
+    const unknownId = randomUUID();
+    expect((await api.get(`/v1/conversations/${unknownId}`)).status).toBe(404);
+    expect((await api.get(`/v1/conversations/${created.body.id}`)).status).toBe(200);
+    // (fetch: the API client would check the answer against the OpenAPI document, which has no such path)
+    const unmatched = await fetch(`${stack.url}/v1/no-such-endpoint`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(unmatched.status).toBe(404);
+    const after = await scrape();
+
+    const requests = (method: string, route: string, status: string) =>
+      moved(before, after, 'cms_http_requests_total', { method, route, status });
+    expect({
+      created: requests('POST', '/v1/conversations', '201'),
+      notFound: requests('GET', '/v1/conversations/:id', '404'),
+      found: requests('GET', '/v1/conversations/:id', '200'),
+      unmatched: requests('GET', 'unmatched', '404'),
+    }).toEqual({ created: 1, notFound: 1, found: 1, unmatched: 1 });
+    const latency = { method: 'POST', route: '/v1/conversations', status: '201' };
+    expect(moved(before, after, 'cms_http_request_duration_seconds_count', latency)).toBe(1);
+    expect(moved(before, after, 'cms_http_request_duration_seconds_bucket', { ...latency, le: '+Inf' })).toBe(
+      1,
+    );
+    // Route templates only: no id ever becomes a label value.
+    expect(after.text).not.toContain(unknownId);
+    expect(after.text).not.toContain(created.body.id);
+
+    const rpc = (pattern: string, outcome: string) =>
+      moved(before, after, 'cms_rpc_client_duration_seconds_count', {
+        service: 'conversations',
+        pattern,
+        outcome,
+      });
+    expect({
+      create: rpc('conversations.create', 'ok'),
+      missing: rpc('conversations.get', 'error_reply'),
+    }).toEqual({
+      create: 1,
+      missing: 1,
+    });
+    expect(after.declares('cms_rpc_client_timeouts_total')).toBe(true);
+  });
+
+  it('counts 429s by kind: an account over its plan, an address over its failed authentications', async () => {
+    const { api } = await stack.createAccount('trial');
+    const before = await scrape();
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await api.get('/v1/conversations')).status);
+    for (let i = 0; i < 3; i++)
+      statuses.push((await api.get('/v1/conversations', { apiKey: 'not-a-key' })).status);
+    expect(statuses).toEqual([200, 200, 429, 401, 401, 429]);
+    const after = await scrape();
+    expect({
+      plan: moved(before, after, 'cms_rate_limit_rejections_total', { kind: 'plan' }),
+      unauthenticated: moved(before, after, 'cms_rate_limit_rejections_total', { kind: 'unauthenticated' }),
+      responses: moved(before, after, 'cms_http_requests_total', {
+        route: '/v1/conversations',
+        status: '429',
+      }),
+    }).toEqual({ plan: 1, unauthenticated: 1, responses: 2 });
+  });
+
+  it.each(['postgres', 'rabbitmq'])(
+    '/health/ready answers 503 naming %s while it is unreachable, and 200 once it is back',
+    async (down) => {
+      await proxies[down].cut();
+      try {
+        await expectNotReady(
+          stack.url,
+          down,
+          CHECKS.filter((check) => check !== down),
+        );
+        await expectLive(stack.url);
+      } finally {
+        await proxies[down].restore();
+      }
+      await expectReady(stack.url, CHECKS);
+    },
+  );
+
+  it('Redis unreachable: failing closed, not ready and API requests 503; failing open, ready (Redis reported unreachable) and serving; both counted', async () => {
+    openGateway = await startGateway(
+      { ...stack.gatewayConfig(), RATE_LIMIT_FAIL_MODE: 'open' },
+      createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent'),
+    );
+    const open = openGateway.url;
+    const { apiKey } = await stack.createAccount('business');
+    await expectReady(open, CHECKS);
+    await proxies.redis.cut();
+    try {
+      await expectNotReady(stack.url, 'redis', ['postgres', 'rabbitmq']);
+      const openReady = await eventually(async () => {
+        const body = await readinessAnswering(open, 200);
+        expect(body.info.redis).toEqual({
+          status: 'up',
+          reachable: false,
+          required: false,
+          message: expect.any(String),
+        });
+        return body;
+      });
+      expect(openReady.status).toBe('ok');
+
+      const before = { closed: await scrape(), open: await scrape(open) };
+      expect((await stack.api(apiKey).get('/v1/conversations')).status).toBe(503);
+      expect((await new ApiClient(open, apiKey).get('/v1/conversations')).status).toBe(200);
+      const after = { closed: await scrape(), open: await scrape(open) };
+      expect({
+        closed: moved(before.closed, after.closed, 'cms_rate_limiter_errors_total', { fail_mode: 'closed' }),
+        open: moved(before.open, after.open, 'cms_rate_limiter_errors_total', { fail_mode: 'open' }),
+      }).toEqual({ closed: 1, open: 1 });
+    } finally {
+      await proxies.redis.restore();
+    }
+    await expectReady(stack.url, CHECKS);
+    await expectReady(open, CHECKS);
+  });
+});
