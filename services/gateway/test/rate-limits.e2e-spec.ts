@@ -211,7 +211,7 @@ describe('plan rate limits', () => {
         404,
         'not_found',
       );
-      await send('unknown route', api.get('/v1/no-such-route'), 404, 'route_not_found');
+      await send('unknown route', api.get('/v1/no-such-route', { contract: false }), 404, 'route_not_found');
       await send(
         'invalid body',
         api.post('/v1/conversations', { subject: 42, foo: 1 }),
@@ -273,7 +273,7 @@ describe('plan rate limits', () => {
       const refused = await api.get('/v1/conversations/00000000-0000-4000-8000-000000000000');
       expectRateLimited(refused, 100);
       // 429 comes before the route's own errors: an unknown route and an invalid body are 429 too.
-      expectRateLimited(await api.get('/v1/no-such-route'), 100);
+      expectRateLimited(await api.get('/v1/no-such-route', { contract: false }), 100);
       expectRateLimited(await api.post('/v1/conversations', { subject: 42 }), 100);
 
       // The exhausted account still gets health and docs, unlimited and without quota headers.
