@@ -18,7 +18,7 @@ const BACKLOG_SQL = `
 /**
  * The outbox as Prometheus sees it: events published, and the backlog (unpublished rows and the
  * age of the oldest), read from Postgres at scrape time so that every replica reports the truth
- * whichever of them is relaying. Without Postgres the two gauges are left out of the scrape.
+ * whichever of them is relaying. Without Postgres the two gauges are NaN (unknown), never a reassuring 0.
  */
 @Injectable()
 export class OutboxMetrics {
@@ -66,8 +66,7 @@ export class OutboxMetrics {
       registers: [registry],
       async collect() {
         const backlog = await read();
-        if (backlog) this.set(value(backlog));
-        else this.reset();
+        this.set(backlog ? value(backlog) : NaN);
       },
     });
   }
