@@ -1,0 +1,153 @@
+import amqp from 'amqplib';
+import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
+import {
+  eventually,
+  expectLive,
+  expectNotReady,
+  expectReady,
+  PrometheusText,
+  TcpProxy,
+  TestStack,
+  WebhookReceiver,
+} from '@app/testing';
+
+/**
+ * The webhooks service's ops server (OPS_PORT): health with its Postgres and RabbitMQ (reached
+ * through TCP proxies of this file's own, so they can be cut for this service alone), and the
+ * fan-out and delivery metrics after real events and real HTTP attempts against local receivers.
+ */
+
+const CHECKS = ['postgres', 'rabbitmq'];
+
+describe('webhooks service health and metrics', () => {
+  let stack: TestStack;
+  let ops: string;
+  const proxies: Record<string, TcpProxy> = {};
+  const receivers: WebhookReceiver[] = [];
+
+  beforeAll(async () => {
+    proxies.postgres = await TcpProxy.for(process.env.DATABASE_URL!);
+    proxies.rabbitmq = await TcpProxy.for(process.env.AMQP_URL!);
+    stack = await TestStack.start({
+      webhooks: {
+        DATABASE_URL: proxies.postgres.route(process.env.DATABASE_URL!),
+        AMQP_URL: proxies.rabbitmq.route(process.env.AMQP_URL!),
+        // The hanging receiver's attempts time out quickly; one retry after 1 s, then failed.
+        WEBHOOK_TIMEOUT_MS: '500',
+        WEBHOOK_RETRY_SCHEDULE: '1',
+      },
+    });
+    ops = stack.webhooks!.opsUrl;
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await stack?.close();
+    await Promise.all(Object.values(proxies).map((proxy) => proxy.close()));
+  });
+
+  const scrape = () => PrometheusText.scrape(ops);
+  const moved = (
+    before: PrometheusText,
+    after: PrometheusText,
+    name: string,
+    labels: Record<string, string> = {},
+  ) => (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
+
+  async function receiver(reply: 'hang' | number): Promise<WebhookReceiver> {
+    const started = await WebhookReceiver.start();
+    started.answer(() => (reply === 'hang' ? 'hang' : { status: reply }));
+    receivers.push(started);
+    return started;
+  }
+
+  it('/health/live and /health/ready answer 200 with Postgres and RabbitMQ up', async () => {
+    await expectLive(ops);
+    const body = await expectReady(ops, CHECKS);
+    expect(Object.keys(body.details).sort()).toEqual(CHECKS);
+  });
+
+  it('counts events consumed, attempts by outcome with their duration, and delivery latency of successes', async () => {
+    const account = await stack.createAccount();
+    const closed = await WebhookReceiver.start();
+    const nobodyListens = closed.url;
+    await closed.close();
+    const targets = {
+      success: (await receiver(200)).url,
+      http_error: (await receiver(500)).url,
+      timeout: (await receiver('hang')).url,
+      connection_error: nobodyListens,
+    };
+    const start = await scrape();
+    for (const url of Object.values(targets)) {
+      expect((await account.api.post('/v1/webhooks', { url, events: ['conversation.started'] })).status).toBe(
+        201,
+      );
+    }
+    const before = await scrape();
+    expect((await account.api.post('/v1/conversations', { subject: 'Metrics' })).status).toBe(201);
+
+    // Two attempts each for the failing ones (the first and one retry), one for the success.
+    const after = await eventually(
+      async () => {
+        const scraped = await scrape();
+        const attempts = (outcome: string) =>
+          moved(before, scraped, 'cms_webhook_attempts_total', { outcome });
+        expect({
+          success: attempts('success'),
+          http_error: attempts('http_error'),
+          timeout: attempts('timeout'),
+          connection_error: attempts('connection_error'),
+        }).toEqual({ success: 1, http_error: 2, timeout: 2, connection_error: 2 });
+        return scraped;
+      },
+      20_000,
+      200,
+    );
+    expect(moved(before, after, 'cms_webhook_events_consumed_total', { outcome: 'fanned_out' })).toBe(1);
+    expect(moved(before, after, 'cms_webhook_attempt_duration_seconds_count')).toBe(7);
+    expect(moved(before, after, 'cms_webhook_delivery_latency_seconds_count')).toBe(1);
+    expect(
+      moved(start, after, 'cms_rpc_server_commands_total', { pattern: 'webhooks.create', outcome: 'ok' }),
+    ).toBe(4);
+    expect(after.declares('process_resident_memory_bytes')).toBe(true);
+  });
+
+  it('counts an invalid event as dead-lettered', async () => {
+    const before = await scrape();
+    const connection = await amqp.connect(process.env.AMQP_URL!);
+    try {
+      const channel = await connection.createConfirmChannel();
+      channel.publish(
+        CONVERSATIONS_EVENTS_EXCHANGE,
+        'conversation.started',
+        Buffer.from('{"not":"a cloudevent"}'),
+      );
+      await channel.waitForConfirms();
+    } finally {
+      await connection.close();
+    }
+    await eventually(async () => {
+      const after = await scrape();
+      expect(moved(before, after, 'cms_webhook_events_consumed_total', { outcome: 'dead_lettered' })).toBe(1);
+      return true;
+    });
+  });
+
+  it.each(CHECKS)(
+    '/health/ready answers 503 naming %s while it is unreachable, and 200 once it is back',
+    async (down) => {
+      await proxies[down].cut();
+      try {
+        await expectNotReady(
+          ops,
+          down,
+          CHECKS.filter((check) => check !== down),
+        );
+        await expectLive(ops);
+      } finally {
+        await proxies[down].restore();
+      }
+      await expectReady(ops, CHECKS);
+    },
+  );
+});
