@@ -5,6 +5,7 @@ import {
   expectNotReady,
   expectReady,
   PrometheusText,
+  ServiceProcess,
   TcpProxy,
   TestStack,
 } from '@app/testing';
@@ -145,5 +146,16 @@ describe('conversations service health and metrics', () => {
     }
     await expectReady(ops, CHECKS);
     expect((await scrape()).value('cms_outbox_backlog_events')).toBe(0);
+  });
+
+  it('as a real process: OPS_PORT serves health and metrics, and SIGTERM still stops it cleanly', async () => {
+    const service = await ServiceProcess.start('conversations');
+    try {
+      await expectLive(service.url);
+      await expectReady(service.url, CHECKS);
+      expect((await PrometheusText.scrape(service.url)).declares('cms_outbox_backlog_events')).toBe(true);
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
   });
 });
