@@ -1,4 +1,5 @@
 import { eventually } from './eventually';
+import type { TcpProxy } from './tcp-proxy';
 
 /** Terminus's readiness body. */
 export interface ReadinessBody {
@@ -51,4 +52,28 @@ export async function expectLive(baseUrl: string): Promise<void> {
     status: 200,
     body: { status: 'ok' },
   });
+}
+
+/**
+ * Makes a dependency unreachable through its proxy: readiness answers 503 naming it (the other
+ * checks up) while liveness stays 200; once it is back, readiness answers 200 again.
+ */
+export async function expectReadinessFollowsOutage(
+  baseUrl: string,
+  proxy: TcpProxy,
+  down: string,
+  checks: string[],
+): Promise<void> {
+  await proxy.cut();
+  try {
+    await expectNotReady(
+      baseUrl,
+      down,
+      checks.filter((check) => check !== down),
+    );
+    await expectLive(baseUrl);
+  } finally {
+    await proxy.restore();
+  }
+  await expectReady(baseUrl, checks);
 }

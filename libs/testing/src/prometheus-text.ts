@@ -34,6 +34,11 @@ export class PrometheusText {
     return matching.length === 0 ? undefined : matching.reduce((sum, sample) => sum + sample.value, 0);
   }
 
+  /** How much a sample grew since an earlier scrape (an absent sample counts as 0). */
+  since(earlier: PrometheusText, name: string, labels: Record<string, string> = {}): number {
+    return (this.value(name, labels) ?? 0) - (earlier.value(name, labels) ?? 0);
+  }
+
   /** Whether the text declares a metric of this name (with its # TYPE line). */
   declares(name: string): boolean {
     return this.text.includes(`# TYPE ${name} `);

@@ -64,3 +64,32 @@ export class TcpProxy {
     client.pipe(upstream).pipe(client);
   }
 }
+
+/** The readiness check each dependency is named by. */
+export type Dependency = 'postgres' | 'rabbitmq' | 'redis';
+
+/** A TcpProxy in front of each of the run's Postgres, RabbitMQ and Redis. */
+export class DependencyProxies {
+  private constructor(readonly proxies: Record<Dependency, TcpProxy>) {}
+
+  static async start(): Promise<DependencyProxies> {
+    return new DependencyProxies({
+      postgres: await TcpProxy.for(process.env.DATABASE_URL!),
+      rabbitmq: await TcpProxy.for(process.env.AMQP_URL!),
+      redis: await TcpProxy.for(process.env.REDIS_URL!),
+    });
+  }
+
+  /** The variables that route a service through the proxies (extra ones are ignored by a service that has no use for them). */
+  routes(): { DATABASE_URL: string; AMQP_URL: string; REDIS_URL: string } {
+    return {
+      DATABASE_URL: this.proxies.postgres.route(process.env.DATABASE_URL!),
+      AMQP_URL: this.proxies.rabbitmq.route(process.env.AMQP_URL!),
+      REDIS_URL: this.proxies.redis.route(process.env.REDIS_URL!),
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.proxies).map((proxy) => proxy.close()));
+  }
+}

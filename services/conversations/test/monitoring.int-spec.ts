@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
+  DependencyProxies,
   eventually,
   expectLive,
   expectNotReady,
   expectReady,
   PrometheusText,
   ServiceProcess,
-  TcpProxy,
   TestStack,
 } from '@app/testing';
 
@@ -21,31 +21,23 @@ const CHECKS = ['postgres', 'rabbitmq'];
 describe('conversations service health and metrics', () => {
   let stack: TestStack;
   let ops: string;
-  const proxies: Record<string, TcpProxy> = {};
+  let dependencies: DependencyProxies;
 
   beforeAll(async () => {
-    proxies.postgres = await TcpProxy.for(process.env.DATABASE_URL!);
-    proxies.rabbitmq = await TcpProxy.for(process.env.AMQP_URL!);
+    dependencies = await DependencyProxies.start();
     stack = await TestStack.start({
       conversations: {
-        DATABASE_URL: proxies.postgres.route(process.env.DATABASE_URL!),
-        AMQP_URL: proxies.rabbitmq.route(process.env.AMQP_URL!),
+        ...dependencies.routes(),
       },
     });
     ops = stack.conversations!.opsUrl;
   });
   afterAll(async () => {
     await stack?.close();
-    await Promise.all(Object.values(proxies).map((proxy) => proxy.close()));
+    await dependencies?.close();
   });
 
   const scrape = () => PrometheusText.scrape(ops);
-  const moved = (
-    before: PrometheusText,
-    after: PrometheusText,
-    name: string,
-    labels: Record<string, string>,
-  ) => (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
 
   /** An unpublished outbox row written straight into the table, `ageSeconds` old. */
   async function unpublishedEvent(ageSeconds: number): Promise<void> {
@@ -86,12 +78,12 @@ describe('conversations service health and metrics', () => {
     const after = await eventually(async () => {
       const scraped = await scrape();
       expect(
-        moved(before, scraped, 'cms_outbox_events_published_total', { type: 'conversation.started' }),
+        scraped.since(before, 'cms_outbox_events_published_total', { type: 'conversation.started' }),
       ).toBe(1);
       return scraped;
     });
     const commands = (pattern: string, outcome: string) =>
-      moved(before, after, 'cms_rpc_server_commands_total', { pattern, outcome });
+      after.since(before, 'cms_rpc_server_commands_total', { pattern, outcome });
     expect({
       created: commands('conversations.create', 'ok'),
       missing: commands('conversations.get', 'rejected'),
@@ -100,7 +92,7 @@ describe('conversations service health and metrics', () => {
       missing: 1,
     });
     expect(
-      moved(before, after, 'cms_rpc_server_duration_seconds_count', { pattern: 'conversations.create' }),
+      after.since(before, 'cms_rpc_server_duration_seconds_count', { pattern: 'conversations.create' }),
     ).toBe(1);
     await eventually(async () => {
       const scraped = await scrape();
@@ -112,7 +104,7 @@ describe('conversations service health and metrics', () => {
 
   it('RabbitMQ unreachable: 503 naming it; the backlog and the oldest event age grow, and drain once it is back', async () => {
     const before = await scrape();
-    await proxies.rabbitmq.cut();
+    await dependencies.proxies.rabbitmq.cut();
     try {
       await expectNotReady(ops, 'rabbitmq', ['postgres']);
       await unpublishedEvent(600);
@@ -120,21 +112,21 @@ describe('conversations service health and metrics', () => {
       expect(during.value('cms_outbox_backlog_events')).toBeGreaterThanOrEqual(1);
       expect(during.value('cms_outbox_oldest_unsent_age_seconds')).toBeGreaterThanOrEqual(600);
     } finally {
-      await proxies.rabbitmq.restore();
+      await dependencies.proxies.rabbitmq.restore();
     }
     await expectReady(ops, CHECKS);
     await eventually(async () => {
       const after = await scrape();
       expect(after.value('cms_outbox_backlog_events')).toBe(0);
-      expect(
-        moved(before, after, 'cms_outbox_events_published_total', { type: 'conversation.started' }),
-      ).toBe(1);
+      expect(after.since(before, 'cms_outbox_events_published_total', { type: 'conversation.started' })).toBe(
+        1,
+      );
       return true;
     }, 20_000);
   });
 
   it('Postgres unreachable: 503 naming it; /metrics still answers, the backlog it cannot read being NaN', async () => {
-    await proxies.postgres.cut();
+    await dependencies.proxies.postgres.cut();
     try {
       await expectNotReady(ops, 'postgres', ['rabbitmq']);
       const during = await scrape();
@@ -142,7 +134,7 @@ describe('conversations service health and metrics', () => {
       expect(during.value('cms_outbox_oldest_unsent_age_seconds')).toBeNaN();
       expect(during.value('cms_rpc_server_commands_total')).toBeGreaterThan(0);
     } finally {
-      await proxies.postgres.restore();
+      await dependencies.proxies.postgres.restore();
     }
     await expectReady(ops, CHECKS);
     expect((await scrape()).value('cms_outbox_backlog_events')).toBe(0);

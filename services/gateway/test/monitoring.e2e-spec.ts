@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '@app/observability';
 import {
   ApiClient,
+  DependencyProxies,
   eventually,
   expectLive,
   expectNotReady,
+  expectReadinessFollowsOutage,
   expectReady,
   PrometheusText,
   readinessAnswering,
-  TcpProxy,
   TestStack,
 } from '@app/testing';
 import { RunningGateway, startGateway } from '../src/gateway-service';
@@ -23,18 +24,14 @@ const CHECKS = ['postgres', 'rabbitmq', 'redis'];
 
 describe('gateway health and metrics', () => {
   let stack: TestStack;
-  const proxies: Record<string, TcpProxy> = {};
+  let dependencies: DependencyProxies;
   let openGateway: RunningGateway | undefined;
 
   beforeAll(async () => {
-    proxies.postgres = await TcpProxy.for(process.env.DATABASE_URL!);
-    proxies.rabbitmq = await TcpProxy.for(process.env.AMQP_URL!);
-    proxies.redis = await TcpProxy.for(process.env.REDIS_URL!);
+    dependencies = await DependencyProxies.start();
     stack = await TestStack.start({
       gateway: {
-        DATABASE_URL: proxies.postgres.route(process.env.DATABASE_URL!),
-        AMQP_URL: proxies.rabbitmq.route(process.env.AMQP_URL!),
-        REDIS_URL: proxies.redis.route(process.env.REDIS_URL!),
+        ...dependencies.routes(),
         // Counters of this file's own: other files' failed authentications from 127.0.0.1 stay out.
         REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}monitoring:`,
         RATE_LIMIT_FAIL_MODE: 'closed',
@@ -46,17 +43,10 @@ describe('gateway health and metrics', () => {
   afterAll(async () => {
     await openGateway?.close();
     await stack?.close();
-    await Promise.all(Object.values(proxies).map((proxy) => proxy.close()));
+    await dependencies?.close();
   });
 
   const scrape = (url = stack.url) => PrometheusText.scrape(url);
-  /** How much a sample moved between two scrapes (absent counts as 0). */
-  const moved = (
-    before: PrometheusText,
-    after: PrometheusText,
-    name: string,
-    labels: Record<string, string>,
-  ) => (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
 
   it('/health/live and /health/ready answer 200 with Postgres, RabbitMQ and Redis up', async () => {
     await expectLive(stack.url);
@@ -102,7 +92,7 @@ describe('gateway health and metrics', () => {
     const after = await scrape();
 
     const requests = (method: string, route: string, status: string) =>
-      moved(before, after, 'cms_http_requests_total', { method, route, status });
+      after.since(before, 'cms_http_requests_total', { method, route, status });
     expect({
       created: requests('POST', '/v1/conversations', '201'),
       notFound: requests('GET', '/v1/conversations/:id', '404'),
@@ -110,8 +100,8 @@ describe('gateway health and metrics', () => {
       unmatched: requests('GET', 'unmatched', '404'),
     }).toEqual({ created: 1, notFound: 1, found: 1, unmatched: 1 });
     const latency = { method: 'POST', route: '/v1/conversations', status: '201' };
-    expect(moved(before, after, 'cms_http_request_duration_seconds_count', latency)).toBe(1);
-    expect(moved(before, after, 'cms_http_request_duration_seconds_bucket', { ...latency, le: '+Inf' })).toBe(
+    expect(after.since(before, 'cms_http_request_duration_seconds_count', latency)).toBe(1);
+    expect(after.since(before, 'cms_http_request_duration_seconds_bucket', { ...latency, le: '+Inf' })).toBe(
       1,
     );
     // Route templates only: no id ever becomes a label value.
@@ -119,7 +109,7 @@ describe('gateway health and metrics', () => {
     expect(after.text).not.toContain(created.body.id);
 
     const rpc = (pattern: string, outcome: string) =>
-      moved(before, after, 'cms_rpc_client_duration_seconds_count', {
+      after.since(before, 'cms_rpc_client_duration_seconds_count', {
         service: 'conversations',
         pattern,
         outcome,
@@ -144,31 +134,18 @@ describe('gateway health and metrics', () => {
     expect(statuses).toEqual([200, 200, 429, 401, 401, 429]);
     const after = await scrape();
     expect({
-      plan: moved(before, after, 'cms_rate_limit_rejections_total', { kind: 'plan' }),
-      unauthenticated: moved(before, after, 'cms_rate_limit_rejections_total', { kind: 'unauthenticated' }),
-      responses: moved(before, after, 'cms_http_requests_total', {
+      plan: after.since(before, 'cms_rate_limit_rejections_total', { kind: 'plan' }),
+      unauthenticated: after.since(before, 'cms_rate_limit_rejections_total', { kind: 'unauthenticated' }),
+      responses: after.since(before, 'cms_http_requests_total', {
         route: '/v1/conversations',
         status: '429',
       }),
     }).toEqual({ plan: 1, unauthenticated: 1, responses: 2 });
   });
 
-  it.each(['postgres', 'rabbitmq'])(
+  it.each(['postgres', 'rabbitmq'] as const)(
     '/health/ready answers 503 naming %s while it is unreachable, and 200 once it is back',
-    async (down) => {
-      await proxies[down].cut();
-      try {
-        await expectNotReady(
-          stack.url,
-          down,
-          CHECKS.filter((check) => check !== down),
-        );
-        await expectLive(stack.url);
-      } finally {
-        await proxies[down].restore();
-      }
-      await expectReady(stack.url, CHECKS);
-    },
+    (down) => expectReadinessFollowsOutage(stack.url, dependencies.proxies[down], down, CHECKS),
   );
 
   it('Redis unreachable: failing closed, not ready and API requests 503; failing open, ready (Redis reported unreachable) and serving; both counted', async () => {
@@ -179,7 +156,7 @@ describe('gateway health and metrics', () => {
     const open = openGateway.url;
     const { apiKey } = await stack.createAccount('business');
     await expectReady(open, CHECKS);
-    await proxies.redis.cut();
+    await dependencies.proxies.redis.cut();
     try {
       await expectNotReady(stack.url, 'redis', ['postgres', 'rabbitmq']);
       const openReady = await eventually(async () => {
@@ -199,11 +176,11 @@ describe('gateway health and metrics', () => {
       expect((await new ApiClient(open, apiKey).get('/v1/conversations')).status).toBe(200);
       const after = { closed: await scrape(), open: await scrape(open) };
       expect({
-        closed: moved(before.closed, after.closed, 'cms_rate_limiter_errors_total', { fail_mode: 'closed' }),
-        open: moved(before.open, after.open, 'cms_rate_limiter_errors_total', { fail_mode: 'open' }),
+        closed: after.closed.since(before.closed, 'cms_rate_limiter_errors_total', { fail_mode: 'closed' }),
+        open: after.open.since(before.open, 'cms_rate_limiter_errors_total', { fail_mode: 'open' }),
       }).toEqual({ closed: 1, open: 1 });
     } finally {
-      await proxies.redis.restore();
+      await dependencies.proxies.redis.restore();
     }
     await expectReady(stack.url, CHECKS);
     await expectReady(open, CHECKS);
