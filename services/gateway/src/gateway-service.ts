@@ -19,7 +19,7 @@ import { registerHttpHooks } from './http/http-hooks';
 import { registerHttpMetrics } from './http/http-metrics';
 import { ProblemFilter } from './http/problem.filter';
 import { requestIdFor } from './http/request-id';
-import { trackRepliesForLogging } from './http/request-logging';
+import { trackRepliesForLogging, withRequestLine } from './http/request-logging';
 import { bodyValidationPipe } from './http/validation';
 import { setUpOpenApi } from './openapi';
 import { WEBHOOKS_RPC } from './webhooks/webhooks.client';
@@ -52,7 +52,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   }
   let authenticator: ApiKeyAuthenticator | undefined;
   const adapter = new FastifyAdapter({
-    frameworkErrors: frameworkErrorHandler(() => authenticator),
+    frameworkErrors: withRequestLine(logger, frameworkErrorHandler(() => authenticator)),
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: requestIdFor,
     logger: false,

@@ -126,18 +126,21 @@ describe('logs', () => {
     }
   }, 60_000);
 
-  it('requests the gateway refuses get their line too: 401 (key not logged), 404 for an unknown path', async () => {
+  it('requests the gateway refuses get their line too: 401 (key not logged), 404 for an unknown path or a malformed URL', async () => {
     const wrongKey = `cms_${'0'.repeat(16)}_${randomBytes(32).toString('base64url')}`;
     const refused = await api.get('/v1/conversations', { apiKey: wrongKey });
     expect(refused.status).toBe(401);
     const unknown = await api.get('/v1/nothing-here', { contract: false });
     expect(unknown.status).toBe(404);
+    const malformed = await api.get('/v1/conversations/%E0%A4%A', { contract: false });
+    expect(malformed.status).toBe(404);
 
     const lineOf = (response: { headers: Headers }) =>
       eventually(() => linesFor(gateway, response.headers.get('x-request-id')!)[0]);
     expect(await lineOf(refused)).toMatchObject({ status: 401, route: '/v1/conversations', method: 'GET' });
     expect(await lineOf(refused)).not.toHaveProperty('account_id');
     expect(await lineOf(unknown)).toMatchObject({ status: 404, route: 'unmatched', account_id: account.accountId });
+    expect(await lineOf(malformed)).toMatchObject({ status: 404, method: 'GET' });
     expect(gateway.logs).not.toContain(wrongKey.slice(-20));
   });
 
