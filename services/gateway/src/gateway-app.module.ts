@@ -1,6 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
-import { TerminusModule } from '@nestjs/terminus';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { DataSource } from 'typeorm';
@@ -15,7 +14,7 @@ import {
   WEBHOOKS_RPC_QUEUE,
 } from '@app/contracts';
 import { RpcClient, RpcClientMetrics } from '@app/messaging';
-import { OPS_CONTROLLERS } from '@app/observability';
+import { OPS_CONTROLLERS, OPS_TERMINUS } from '@app/observability';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { AnalyticsClient } from './analytics/analytics.client';
 import { AnalyticsController } from './analytics/analytics.controller';
@@ -47,7 +46,7 @@ export class GatewayAppModule {
     const rpcMetrics = new RpcClientMetrics(registry);
     return {
       module: GatewayAppModule,
-      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), requestLoggingModule(logger), TerminusModule],
+      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), requestLoggingModule(logger), OPS_TERMINUS],
       controllers: [ConversationsController, AnalyticsController, WebhooksController, ...OPS_CONTROLLERS],
       providers: [
         {

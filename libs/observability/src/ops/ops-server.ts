@@ -9,8 +9,11 @@ import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
 import { READINESS_CHECKS } from './readiness-checks';
 
-/** The controllers of the ops endpoints; a host module also imports TerminusModule and provides Registry and READINESS_CHECKS. */
+/** The controllers of the ops endpoints; a host module also imports OPS_TERMINUS and provides Registry and READINESS_CHECKS. */
 export const OPS_CONTROLLERS = [HealthController, MetricsController];
+
+/** Terminus, logging a failed readiness check as one JSON line (through the app's logger) rather than a coloured block. */
+export const OPS_TERMINUS = TerminusModule.forRoot({ errorLogStyle: 'json' });
 
 export interface OpsServerOptions {
   /** OPS_PORT 0 picks a free port. */
@@ -30,7 +33,7 @@ class OpsModule {
   static register(registry: Registry, readiness: HealthIndicatorFunction[]): DynamicModule {
     return {
       module: OpsModule,
-      imports: [TerminusModule],
+      imports: [OPS_TERMINUS],
       controllers: OPS_CONTROLLERS,
       providers: [
         { provide: Registry, useValue: registry },
