@@ -18,7 +18,25 @@ export function connectAmqp(url: string, name: string, logger: Logger): AmqpConn
   });
   connection.on('disconnect', ({ err }) => logger.warn({ err: err?.message }, 'amqp disconnected'));
   connection.on('connectFailed', ({ err }) => logger.warn({ err: err?.message }, 'amqp connection failed'));
+  logChannelErrors(connection, logger);
   return connection;
+}
+
+/**
+ * A channel whose setup fails (the connection dropped half-way through declaring its queues, say)
+ * emits 'error'; with nobody listening that would crash the process. Every channel of the
+ * connection gets a listener: the failure is logged, and the manager sets the channel up again
+ * when it reconnects.
+ */
+function logChannelErrors(connection: AmqpConnectionManager, logger: Logger): void {
+  const createChannel = connection.createChannel.bind(connection);
+  connection.createChannel = (options) => {
+    const channel = createChannel(options);
+    channel.on('error', (error: Error, { name }: { name?: string }) =>
+      logger.warn({ err: error.message, channel: name }, 'amqp channel setup failed'),
+    );
+    return channel;
+  };
 }
 
 /** The URL without its password, for logs. */

@@ -54,6 +54,7 @@ export class TestStack {
   gateway!: RunningGateway;
   private admin!: DataSource;
   private accounts!: AccountsRepository;
+  private readonly createdAccountIds: string[] = [];
 
   private constructor(private readonly options: StackOptions) {}
 
@@ -137,6 +138,7 @@ export class TestStack {
   async createAccount(plan: Plan = 'business', name = 'Test account'): Promise<TestAccount> {
     const account = await this.accounts.createAccount(name, plan);
     const key = await this.accounts.createKey(account.id);
+    this.createdAccountIds.push(account.id);
     return { accountId: account.id, keyId: key.keyId, apiKey: key.apiKey, api: this.api(key.apiKey) };
   }
 
@@ -153,6 +155,18 @@ export class TestStack {
     await this.gateway?.close();
     await this.stopWebhooks();
     await this.stopConversations();
+    await this.forgetWebhookSubscriptions();
     await this.admin?.destroy();
+  }
+
+  /**
+   * Test files share the run's database, so a file's pending retries (to receivers it has closed)
+   * would otherwise be sent by the next file's webhooks service and show in its figures. Deleting
+   * this stack's accounts' subscriptions takes their deliveries with them.
+   */
+  private async forgetWebhookSubscriptions(): Promise<void> {
+    if (!this.admin?.isInitialized || this.createdAccountIds.length === 0) return;
+    const [{ exists }] = await this.query(`SELECT to_regclass('webhooks.subscriptions') IS NOT NULL AS exists`);
+    if (exists) await this.query(`DELETE FROM webhooks.subscriptions WHERE account_id = ANY($1)`, [this.createdAccountIds]);
   }
 }

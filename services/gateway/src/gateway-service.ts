@@ -57,7 +57,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     genReqId: requestIdFor,
     logger: false,
     routerOptions: { maxParamLength: 200 },
-    return503OnClosing: true,
+    // While closing, a request already on an open connection is served (RabbitMQ, Postgres and
+    // Redis close only after Fastify) and its response closes the connection (connection-drain.ts).
+    // Fastify's own 503 for it would be a bare JSON body without problem details or X-Request-Id.
+    return503OnClosing: false,
     trustProxy: config.TRUST_PROXY,
   });
   const registry = createMetricsRegistry();

@@ -3,11 +3,12 @@ import type { FastifyInstance } from 'fastify';
 /**
  * The HTTP half of a graceful stop; returns `drain`, to be awaited before the app closes.
  *
- * Fastify's close() stops accepting connections, ends idle keep-alive ones and answers requests
- * arriving meanwhile 503; but a connection whose request is in flight would stay open after its
- * response for keepAliveTimeout (72 s), holding the close (and the process) back. So once `drain`
- * is called every response carries `Connection: close`: Node ends each connection after its
- * response and the client opens its next one elsewhere.
+ * Fastify's close() stops accepting connections and ends idle keep-alive ones (requests arriving
+ * meanwhile on open connections are still served: return503OnClosing is off); but a connection
+ * whose request is in flight would stay open after its response for keepAliveTimeout (72 s),
+ * holding the close (and the process) back. So once `drain` is called every response carries
+ * `Connection: close`: Node ends each connection after its response and the client opens its
+ * next one elsewhere.
  *
  * `drain` then waits SHUTDOWN_DRAIN_MS while still serving. A client busy on a keep-alive
  * connection is told to reconnect by its next response, instead of finding the connection closed
