@@ -142,10 +142,13 @@ export class RpcClient {
     void this.consumerCount(channel);
   }
 
-  /** Consumer count of the queue, refreshed at most every interval and by one caller at a time. */
+  /**
+   * Consumer count of the queue, asked by one caller at a time. A count above zero is trusted
+   * for the interval; zero never is, so a service that has just started is served at once.
+   */
   private async consumerCount(channel: Channel): Promise<number> {
     const interval = this.options.consumerCheckIntervalMs ?? 1000;
-    if (Date.now() - this.consumers.checkedAt < interval) return this.consumers.count;
+    if (this.consumers.count > 0 && Date.now() - this.consumers.checkedAt < interval) return this.consumers.count;
     this.consumerCheck ??= channel
       .checkQueue(this.options.queue)
       .then(({ consumerCount }) => {
