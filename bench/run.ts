@@ -138,6 +138,7 @@ const FAN_OUT_SCENARIOS = [
   { subscriptions: 10, events: 500 },
   { subscriptions: 100, events: 100 },
   { subscriptions: 1, events: 500, eventsPerSecond: 50 },
+  { subscriptions: 10, events: 500, eventsPerSecond: 50 },
 ];
 
 async function benchWebhooks(out: string): Promise<void> {
