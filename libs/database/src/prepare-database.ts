@@ -1,11 +1,26 @@
-import { DataSource } from 'typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import type { Logger } from 'pino';
 
 /**
  * Creates the service's schema and runs its pending migrations under a Postgres advisory lock,
- * so replicas starting together migrate once and the others wait for the result.
+ * so replicas starting together migrate once and the others wait for the result. Uses a
+ * connection of its own (`options` name the migrations), closed when done.
  */
-export async function prepareDatabase(dataSource: DataSource, schema: string, logger: Logger): Promise<void> {
+export async function prepareDatabase(
+  options: DataSourceOptions,
+  schema: string,
+  logger: Logger,
+): Promise<void> {
+  const dataSource = new DataSource(options);
+  await dataSource.initialize();
+  try {
+    await migrateUnderLock(dataSource, schema, logger);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+async function migrateUnderLock(dataSource: DataSource, schema: string, logger: Logger): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -14,7 +29,9 @@ export async function prepareDatabase(dataSource: DataSource, schema: string, lo
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
   } finally {
-    await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrations:${schema}`]).catch(() => undefined);
+    await runner
+      .query('SELECT pg_advisory_unlock(hashtext($1))', [`migrations:${schema}`])
+      .catch(() => undefined);
     await runner.release();
   }
 }

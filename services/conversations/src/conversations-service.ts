@@ -10,7 +10,13 @@ import {
 } from '@app/contracts';
 import { prepareDatabase } from '@app/database';
 import { connectAmqp, PassThroughRpcFilter, RpcServer, RpcServerMetrics } from '@app/messaging';
-import { createMetricsRegistry, PinoNestLogger, postgresCheck, rabbitmqCheck, startOpsServer } from '@app/observability';
+import {
+  createMetricsRegistry,
+  PinoNestLogger,
+  postgresCheck,
+  rabbitmqCheck,
+  startOpsServer,
+} from '@app/observability';
 import { ConversationsAppModule } from './conversations-app.module';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from './data-source';
 
@@ -27,28 +33,29 @@ export async function startConversationsService(
   logger: Logger,
 ): Promise<RunningConversationsService> {
   if (config.RUN_MIGRATIONS) {
-    const migrator = new DataSource(conversationsDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }));
-    await migrator.initialize();
-    try {
-      await prepareDatabase(migrator, CONVERSATIONS_SCHEMA, logger);
-    } finally {
-      await migrator.destroy();
-    }
+    await prepareDatabase(
+      conversationsDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }),
+      CONVERSATIONS_SCHEMA,
+      logger,
+    );
   }
   const amqp = connectAmqp(config.AMQP_URL, 'conversations', logger);
   const registry = createMetricsRegistry();
-  const app = await NestFactory.createMicroservice(ConversationsAppModule.register(config, logger, amqp, registry), {
-    strategy: new RpcServer({
-      connection: amqp,
-      queue: CONVERSATIONS_RPC_QUEUE,
-      deadLetterQueue: CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
-      presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
-      prefetch: config.AMQP_PREFETCH,
-      logger,
-      metrics: new RpcServerMetrics(registry),
-    }),
-    logger: new PinoNestLogger(logger),
-  });
+  const app = await NestFactory.createMicroservice(
+    ConversationsAppModule.register(config, logger, amqp, registry),
+    {
+      strategy: new RpcServer({
+        connection: amqp,
+        queue: CONVERSATIONS_RPC_QUEUE,
+        deadLetterQueue: CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
+        presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
+        prefetch: config.AMQP_PREFETCH,
+        logger,
+        metrics: new RpcServerMetrics(registry),
+      }),
+      logger: new PinoNestLogger(logger),
+    },
+  );
   app.useGlobalFilters(new PassThroughRpcFilter());
   await app.listen();
   const ops = await startOpsServer({

@@ -1,7 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import Redis from 'ioredis';
-import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import { prepareDatabase } from '@app/database';
@@ -30,14 +29,15 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function migrateGateway(config: Pick<GatewayConfig, 'DATABASE_URL'>, logger: Logger): Promise<void> {
-  const migrator = new DataSource(gatewayDataSourceOptions({ DATABASE_URL: config.DATABASE_URL, DATABASE_POOL_SIZE: 2 }));
-  await migrator.initialize();
-  try {
-    await prepareDatabase(migrator, GATEWAY_SCHEMA, logger);
-  } finally {
-    await migrator.destroy();
-  }
+export async function migrateGateway(
+  config: Pick<GatewayConfig, 'DATABASE_URL'>,
+  logger: Logger,
+): Promise<void> {
+  await prepareDatabase(
+    gatewayDataSourceOptions({ DATABASE_URL: config.DATABASE_URL, DATABASE_POOL_SIZE: 2 }),
+    GATEWAY_SCHEMA,
+    logger,
+  );
 }
 
 /** The public HTTP API: migrates its schema, connects to RabbitMQ and listens on PORT. */
@@ -52,7 +52,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   }
   let authenticator: ApiKeyAuthenticator | undefined;
   const adapter = new FastifyAdapter({
-    frameworkErrors: withRequestLine(logger, frameworkErrorHandler(() => authenticator)),
+    frameworkErrors: withRequestLine(
+      logger,
+      frameworkErrorHandler(() => authenticator),
+    ),
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: requestIdFor,
     logger: false,
@@ -64,11 +67,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     trustProxy: config.TRUST_PROXY,
   });
   const registry = createMetricsRegistry();
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayAppModule.register(config, amqp, redis, logger, registry), adapter, {
-    logger: new PinoNestLogger(logger),
-    // Only Fastify's own JSON parser: anything else (forms included) is a 415.
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    GatewayAppModule.register(config, amqp, redis, logger, registry),
+    adapter,
+    {
+      logger: new PinoNestLogger(logger),
+      // Only Fastify's own JSON parser: anything else (forms included) is a 415.
+      bodyParser: false,
+    },
+  );
   const apiKeys = app.get(ApiKeyAuthenticator);
   authenticator = apiKeys;
   subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);

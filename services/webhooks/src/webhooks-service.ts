@@ -3,10 +3,20 @@ import type { INestMicroservice } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
-import { WEBHOOKS_RPC_DEAD_LETTER_QUEUE, WEBHOOKS_RPC_PRESENCE_EXCHANGE, WEBHOOKS_RPC_QUEUE } from '@app/contracts';
+import {
+  WEBHOOKS_RPC_DEAD_LETTER_QUEUE,
+  WEBHOOKS_RPC_PRESENCE_EXCHANGE,
+  WEBHOOKS_RPC_QUEUE,
+} from '@app/contracts';
 import { prepareDatabase } from '@app/database';
 import { connectAmqp, PassThroughRpcFilter, RpcServer, RpcServerMetrics } from '@app/messaging';
-import { createMetricsRegistry, PinoNestLogger, postgresCheck, rabbitmqCheck, startOpsServer } from '@app/observability';
+import {
+  createMetricsRegistry,
+  PinoNestLogger,
+  postgresCheck,
+  rabbitmqCheck,
+  startOpsServer,
+} from '@app/observability';
 import { Dispatcher } from './delivery/dispatcher';
 import { TargetPolicy } from './delivery/target-policy';
 import { WebhookSender } from './delivery/webhook-sender';
@@ -36,28 +46,29 @@ export async function startWebhooksService(
   options: WebhooksServiceOptions = {},
 ): Promise<RunningWebhooksService> {
   if (config.RUN_MIGRATIONS) {
-    const migrator = new DataSource(webhooksDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }));
-    await migrator.initialize();
-    try {
-      await prepareDatabase(migrator, WEBHOOKS_SCHEMA, logger);
-    } finally {
-      await migrator.destroy();
-    }
+    await prepareDatabase(
+      webhooksDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }),
+      WEBHOOKS_SCHEMA,
+      logger,
+    );
   }
   const amqp = connectAmqp(config.AMQP_URL, 'webhooks', logger);
   const registry = createMetricsRegistry();
-  const app = await NestFactory.createMicroservice(WebhooksAppModule.register(config, logger, amqp, registry, options.targets), {
-    strategy: new RpcServer({
-      connection: amqp,
-      queue: WEBHOOKS_RPC_QUEUE,
-      deadLetterQueue: WEBHOOKS_RPC_DEAD_LETTER_QUEUE,
-      presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
-      prefetch: config.AMQP_PREFETCH,
-      logger,
-      metrics: new RpcServerMetrics(registry),
-    }),
-    logger: new PinoNestLogger(logger),
-  });
+  const app = await NestFactory.createMicroservice(
+    WebhooksAppModule.register(config, logger, amqp, registry, options.targets),
+    {
+      strategy: new RpcServer({
+        connection: amqp,
+        queue: WEBHOOKS_RPC_QUEUE,
+        deadLetterQueue: WEBHOOKS_RPC_DEAD_LETTER_QUEUE,
+        presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
+        prefetch: config.AMQP_PREFETCH,
+        logger,
+        metrics: new RpcServerMetrics(registry),
+      }),
+      logger: new PinoNestLogger(logger),
+    },
+  );
   app.useGlobalFilters(new PassThroughRpcFilter());
   await app.listen();
   const dispatcher = app.get(Dispatcher);
