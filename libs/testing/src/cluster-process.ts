@@ -1,10 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
-import path from 'node:path';
 import { eventually } from './eventually';
-
-const ROOT = path.resolve(__dirname, '../../..');
+import { OutputTail, spawnFromSource } from './source-process';
 
 export type ReplicaCounts = Record<'gateway' | 'conversations' | 'webhooks', number>;
 
@@ -15,18 +13,14 @@ export type ReplicaCounts = Record<'gateway' | 'conversations' | 'webhooks', num
  * tell their process ids and how they exited.
  */
 export class ClusterProcess {
-  private output = '';
+  private readonly output: OutputTail;
 
   private constructor(
     private readonly supervisor: ChildProcess,
     readonly counts: ReplicaCounts,
     private readonly basePort: number,
   ) {
-    const collect = (chunk: Buffer) => {
-      this.output = (this.output + chunk.toString()).slice(-2_000_000);
-    };
-    supervisor.stdout!.on('data', collect);
-    supervisor.stderr!.on('data', collect);
+    this.output = new OutputTail(supervisor, 2_000_000);
   }
 
   /** Starts the cluster and resolves once every replica is ready. */
@@ -37,23 +31,11 @@ export class ClusterProcess {
   ): Promise<ClusterProcess> {
     const basePort = await freePortRange(counts.gateway);
     const args = Object.entries(counts).flatMap(([service, count]) => [`--${service}`, String(count)]);
-    const supervisor = spawn(
-      process.execPath,
-      ['-r', '@swc-node/register', path.join(ROOT, 'scripts', 'start.ts'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          LOG_LEVEL: 'info',
-          HOST: '127.0.0.1',
-          OPS_HOST: '127.0.0.1',
-          OPS_PORT: '0',
-          ...env,
-          PORT: String(basePort),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const supervisor = spawnFromSource('scripts/start.ts', args, {
+      OPS_PORT: '0',
+      ...env,
+      PORT: String(basePort),
+    });
     const cluster = new ClusterProcess(supervisor, counts, basePort);
     try {
       await eventually(
@@ -85,7 +67,7 @@ export class ClusterProcess {
   }
 
   get logs(): string {
-    return this.output;
+    return this.output.text;
   }
 
   get gatewayUrls(): string[] {
@@ -97,7 +79,7 @@ export class ClusterProcess {
 
   /** The process id of a replica, e.g. `conversations#0`. */
   pid(replica: string): number {
-    const match = new RegExp(`start: ${escape(replica)} started \\(pid (\\d+)`).exec(this.output);
+    const match = new RegExp(`start: ${escape(replica)} started \\(pid (\\d+)`).exec(this.output.text);
     if (!match) throw new Error(`${replica} was not started`);
     return Number(match[1]);
   }
@@ -112,7 +94,7 @@ export class ClusterProcess {
     return eventually(
       () =>
         new RegExp(`start: ${escape(replica)} ((exited with code|was killed by) \\w+)`).exec(
-          this.output,
+          this.output.text,
         )?.[1],
       timeoutMs,
       100,
@@ -125,7 +107,7 @@ export class ClusterProcess {
     const exited = once(this.supervisor, 'exit');
     if (signal === 'SIGKILL') {
       // The replicas are the supervisor's children: kill them first, or they would be orphaned.
-      for (const match of this.output.matchAll(/started \(pid (\d+)/g)) {
+      for (const match of this.output.text.matchAll(/started \(pid (\d+)/g)) {
         try {
           process.kill(Number(match[1]), 'SIGKILL');
         } catch {

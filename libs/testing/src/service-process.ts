@@ -1,9 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
 import { eventually } from './eventually';
-
-const ROOT = path.resolve(__dirname, '../../..');
+import { OutputTail, spawnFromSource } from './source-process';
 
 export type ServiceName = 'gateway' | 'conversations' | 'webhooks';
 
@@ -13,18 +11,14 @@ export type ServiceName = 'gateway' | 'conversations' | 'webhooks';
  * need several replicas, kill a process, or send it SIGTERM.
  */
 export class ServiceProcess {
-  private output = '';
+  private readonly output: OutputTail;
 
   private constructor(
     readonly name: ServiceName,
     readonly child: ChildProcess,
     readonly url: string,
   ) {
-    const collect = (chunk: Buffer) => {
-      this.output = (this.output + chunk.toString()).slice(-200_000);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
+    this.output = new OutputTail(child, 200_000);
   }
 
   /**
@@ -38,28 +32,13 @@ export class ServiceProcess {
   ): Promise<ServiceProcess> {
     const portVariable = name === 'gateway' ? 'PORT' : 'OPS_PORT';
     const port = String(env[portVariable] ?? (await freePort()));
-    const child = spawn(
-      process.execPath,
-      ['-r', '@swc-node/register', path.join(ROOT, 'services', name, 'src', 'main.ts')],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          LOG_LEVEL: 'info',
-          HOST: '127.0.0.1',
-          OPS_HOST: '127.0.0.1',
-          ...env,
-          [portVariable]: port,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawnFromSource(`services/${name}/src/main.ts`, [], { ...env, [portVariable]: port });
     const service = new ServiceProcess(name, child, `http://127.0.0.1:${port}`);
     try {
       await eventually(
         async () => {
           if (child.exitCode !== null)
-            throw new Error(`${name} exited with ${child.exitCode}:\n${service.output}`);
+            throw new Error(`${name} exited with ${child.exitCode}:\n${service.logs}`);
           return name === 'gateway'
             ? (await fetch(`${service.url}/health/ready`)).ok
             : service.logged(`${name} service ready`);
@@ -76,11 +55,11 @@ export class ServiceProcess {
 
   /** The service's log output so far (JSON lines). */
   get logs(): string {
-    return this.output;
+    return this.output.text;
   }
 
   logged(text: string): boolean {
-    return this.output.includes(text);
+    return this.output.text.includes(text);
   }
 
   /** SIGTERM and wait for a graceful exit; resolves with the exit code. */
