@@ -24,6 +24,7 @@ import { ConversationsController } from './conversations/conversations.controlle
 import { gatewayDataSourceOptions } from './data-source';
 import { GATEWAY_CONFIG } from './gateway-config.token';
 import { gatewayReadiness } from './health/gateway-readiness';
+import { DrainState } from './http/connection-drain';
 import { requestLoggingModule } from './http/request-logging';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
@@ -85,6 +86,7 @@ export class GatewayAppModule {
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: RateLimits, useFactory: () => new RateLimits(redis, config, logger, new RateLimitMetrics(registry)) },
         { provide: Registry, useValue: registry },
+        DrainState,
         gatewayReadiness,
         ConversationsClient,
         {

@@ -12,7 +12,7 @@ import { connectRedis } from './rate-limit/redis-connection';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { GatewayAppModule } from './gateway-app.module';
-import { registerConnectionDrain } from './http/connection-drain';
+import { DrainState, registerConnectionDrain } from './http/connection-drain';
 import { frameworkErrorHandler } from './http/framework-errors';
 import { registerHttpHooks } from './http/http-hooks';
 import { registerHttpMetrics } from './http/http-metrics';
@@ -84,7 +84,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   trackRepliesForLogging(fastify);
   registerHttpHooks(fastify, apiKeys, app.get(RateLimits));
   registerHttpMetrics(fastify, registry);
-  const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS);
+  const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS, app.get(DrainState));
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(bodyValidationPipe());
   setUpOpenApi(app);

@@ -20,7 +20,7 @@ import { RunningGateway, startGateway } from '../src/gateway-service';
  * dependency can be made unreachable for this gateway alone and brought back.
  */
 
-const CHECKS = ['postgres', 'rabbitmq', 'redis'];
+const CHECKS = ['postgres', 'rabbitmq', 'redis', 'shutdown'];
 
 describe('gateway health and metrics', () => {
   let stack: TestStack;
@@ -184,5 +184,23 @@ describe('gateway health and metrics', () => {
     }
     await expectReady(stack.url, CHECKS);
     await expectReady(open, CHECKS);
+  });
+
+  it('from SIGTERM on (the drain), readiness says shutdown while requests are still served, each closing its connection', async () => {
+    const draining = await startGateway(
+      { ...stack.gatewayConfig(), SHUTDOWN_DRAIN_MS: 2000 },
+      createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent'),
+    );
+    const { apiKey } = await stack.createAccount('business');
+    await expectReady(draining.url, CHECKS);
+    const closed = draining.close();
+    try {
+      await expectNotReady(draining.url, 'shutdown', ['postgres', 'rabbitmq', 'redis']);
+      const served = await new ApiClient(draining.url, apiKey).get('/v1/conversations');
+      expect(served.status).toBe(200);
+      expect(served.headers.get('connection')).toBe('close');
+    } finally {
+      await closed;
+    }
   });
 });

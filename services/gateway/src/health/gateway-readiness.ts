@@ -7,13 +7,20 @@ import type { GatewayConfig } from '@app/config';
 import { RpcClient } from '@app/messaging';
 import { postgresCheck, rabbitmqCheck, READINESS_CHECKS, readinessProbe } from '@app/observability';
 import { GATEWAY_CONFIG } from '../gateway-config.token';
+import { DrainState } from '../http/connection-drain';
 import { REDIS } from '../rate-limit/redis-connection';
 
-/** The gateway is ready when Postgres and RabbitMQ are reachable, and Redis too when it fails closed. */
+/**
+ * The gateway is ready when Postgres and RabbitMQ are reachable, and Redis too when it fails
+ * closed, until its graceful stop begins (then `shutdown` is down, so load balancers move on).
+ */
 export const gatewayReadiness: FactoryProvider<HealthIndicatorFunction[]> = {
   provide: READINESS_CHECKS,
-  inject: [getDataSourceToken(), RpcClient, REDIS, GATEWAY_CONFIG],
-  useFactory: (db: DataSource, rpc: RpcClient, redis: Redis, config: GatewayConfig) => [
+  inject: [getDataSourceToken(), RpcClient, REDIS, GATEWAY_CONFIG, DrainState],
+  useFactory: (db: DataSource, rpc: RpcClient, redis: Redis, config: GatewayConfig, drain: DrainState) => [
+    readinessProbe('shutdown', () => {
+      if (drain.draining) throw new Error('shutting down: finishing requests in flight');
+    }),
     postgresCheck(db),
     rabbitmqCheck(() => rpc.connected),
     redisCheck(redis, config.RATE_LIMIT_FAIL_MODE),

@@ -1,5 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 
+/** Whether the gateway has begun its graceful stop: readiness reports it (see gateway-readiness.ts). */
+export class DrainState {
+  draining = false;
+}
+
 /**
  * The HTTP half of a graceful stop; returns `drain`, to be awaited before the app closes.
  *
@@ -13,15 +18,19 @@ import type { FastifyInstance } from 'fastify';
  * `drain` then waits SHUTDOWN_DRAIN_MS while still serving. A client busy on a keep-alive
  * connection is told to reconnect by its next response, instead of finding the connection closed
  * under a request it was just sending (which it could not safely retry unless idempotent); a load
- * balancer that polls /health/ready gets time to notice the replica leaving.
+ * balancer that polls /health/ready (503 from the moment `drain` is called) gets time to notice
+ * the replica leaving.
  */
-export function registerConnectionDrain(fastify: FastifyInstance, drainMs: number): () => Promise<void> {
-  let draining = false;
+export function registerConnectionDrain(
+  fastify: FastifyInstance,
+  drainMs: number,
+  state: DrainState,
+): () => Promise<void> {
   fastify.addHook('onSend', async (_request, reply) => {
-    if (draining) reply.header('connection', 'close');
+    if (state.draining) reply.header('connection', 'close');
   });
   return async () => {
-    draining = true;
+    state.draining = true;
     if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
   };
 }
