@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { cpuPerRequest, CpuGroup, sampleCpu } from './cpu-sampler';
 
 export interface LoadResult {
   label: string;
@@ -8,6 +9,8 @@ export interface LoadResult {
   requests: number;
   non2xx: number;
   errors: number;
+  /** Server-side CPU per request in microseconds, by process group (load generator excluded). */
+  cpuMicros: Record<CpuGroup | 'total', number>;
 }
 
 export interface LoadOptions {
@@ -22,6 +25,7 @@ export async function runLoad(label: string, options: LoadOptions): Promise<Load
   if (!/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(options.url)) {
     throw new Error(`benchmarks only target loopback addresses, not ${options.url}`);
   }
+  const cpuBefore = sampleCpu();
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
@@ -30,8 +34,10 @@ export async function runLoad(label: string, options: LoadOptions): Promise<Load
     timeout: 10,
     requests: options.requests,
   });
+  const cpuMicros = cpuPerRequest(cpuBefore, sampleCpu(), Math.max(1, result.requests.total));
   return {
     label,
+    cpuMicros,
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -42,7 +48,12 @@ export async function runLoad(label: string, options: LoadOptions): Promise<Load
 }
 
 export function formatRow(row: LoadResult): string {
+  const cpu = row.cpuMicros;
   return `${row.label.padEnd(28)} req/s ${String(row.rps).padStart(6)}   p50 ${String(row.p50).padStart(4)} ms   p99 ${String(
     row.p99,
-  ).padStart(4)} ms   non-2xx ${row.non2xx}   errors ${row.errors}`;
+  ).padStart(
+    4,
+  )} ms   non-2xx ${row.non2xx}   errors ${row.errors}   us/req ${cpu.total} (gateway ${cpu.gateway}, conversations ${
+    cpu.conversations
+  }, postgres ${cpu.postgres}, rabbitmq ${cpu.rabbitmq}, redis ${cpu.redis})`;
 }

@@ -1,0 +1,68 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * CPU time by server-side process group, read from /proc as bench/baseline's load generator does,
+ * so that figures compare with its `us/req` column. Request rates on a shared 2-core VM vary by
+ * ±20% from run to run; CPU per request varies far less, which makes it the figure to compare
+ * code changes with.
+ */
+export const CPU_GROUPS = ['gateway', 'conversations', 'webhooks', 'postgres', 'rabbitmq', 'redis'] as const;
+export type CpuGroup = (typeof CPU_GROUPS)[number];
+export type CpuTicks = Partial<Record<CpuGroup, number>>;
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+function groupOf(comm: string, cmdline: string): CpuGroup | undefined {
+  if (comm === 'postgres' || cmdline.startsWith('postgres:') || cmdline.includes('/postgres '))
+    return 'postgres';
+  if (comm.startsWith('beam') || comm === 'erl_child_setup' || comm === 'epmd' || comm === 'inet_gethost')
+    return 'rabbitmq';
+  if (comm.startsWith('redis-server')) return 'redis';
+  for (const service of ['gateway', 'conversations', 'webhooks'] as const) {
+    if (cmdline.includes(`services/${service}/src/main.js`)) return service;
+  }
+  return undefined;
+}
+
+/** CPU ticks used so far (user + system, with waited-for children) by every group's processes. */
+export function sampleCpu(): CpuTicks {
+  const ticks: CpuTicks = {};
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const group = groupOf(comm, cmdline);
+      if (!group) continue;
+      // Fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14].
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks[group] =
+        (ticks[group] ?? 0) +
+        Number(fields[11]) +
+        Number(fields[12]) +
+        Number(fields[13]) +
+        Number(fields[14]);
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return ticks;
+}
+
+/** Microseconds of CPU per request, by group and in all, between two samples. */
+export function cpuPerRequest(
+  before: CpuTicks,
+  after: CpuTicks,
+  requests: number,
+): Record<CpuGroup | 'total', number> {
+  const perRequest = (group: CpuGroup) =>
+    Math.round((((after[group] ?? 0) - (before[group] ?? 0)) / TICKS_PER_SECOND / requests) * 1e6);
+  const byGroup = Object.fromEntries(CPU_GROUPS.map((group) => [group, perRequest(group)])) as Record<
+    CpuGroup,
+    number
+  >;
+  const total = CPU_GROUPS.reduce((sum, group) => sum + byGroup[group], 0);
+  return { ...byGroup, total };
+}
