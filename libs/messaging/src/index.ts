@@ -5,3 +5,4 @@ export * from './rpc-client';
 export * from './event-publisher';
 export * from './rpc-metrics';
 export * from './pass-through-rpc.filter';
+export * from './rpc-service';

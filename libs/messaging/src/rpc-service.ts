@@ -1,0 +1,97 @@
+import type { DynamicModule, INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { AmqpConnectionManager } from 'amqp-connection-manager';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { prepareDatabase } from '@app/database';
+import {
+  createMetricsRegistry,
+  PinoNestLogger,
+  postgresCheck,
+  rabbitmqCheck,
+  startOpsServer,
+} from '@app/observability';
+import { connectAmqp } from './amqp-connection';
+import { PassThroughRpcFilter } from './pass-through-rpc.filter';
+import { RpcServerMetrics } from './rpc-metrics';
+import { RpcServer } from './rpc-server';
+
+interface RpcServiceConfig {
+  RUN_MIGRATIONS: boolean;
+  AMQP_URL: string;
+  AMQP_PREFETCH: number;
+  OPS_HOST: string;
+  OPS_PORT: number;
+}
+
+/** Work a service runs beside its RPC queue (a relay, a consumer): started once it listens, stopped first. */
+export interface BackgroundWork {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface RpcServiceDefinition {
+  /** `conversations`, `webhooks`: names the AMQP connection and the "<name> service ready" line. */
+  name: string;
+  config: RpcServiceConfig;
+  logger: Logger;
+  /** The service's own schema and the data source options that carry its migrations. */
+  schema: string;
+  migrations: DataSourceOptions;
+  queues: { queue: string; deadLetterQueue: string; presenceExchange: string };
+  module: (amqp: AmqpConnectionManager, registry: Registry) => DynamicModule;
+  background?: (app: INestMicroservice) => BackgroundWork;
+  /** Settings worth a look in the ready line. */
+  readyDetails?: Record<string, unknown>;
+}
+
+export interface RunningRpcService {
+  app: INestMicroservice;
+  /** The ops server: /health/live, /health/ready, /metrics. */
+  opsUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The life of a service that answers RPC commands (conversations, webhooks): migrate its schema,
+ * serve its queue with manual acks, start its background work, then its ops server; close in the
+ * reverse order (ops first, so a load balancer stops at once; background work before the queue).
+ */
+export async function startRpcService(definition: RpcServiceDefinition): Promise<RunningRpcService> {
+  const { name, config, logger } = definition;
+  if (config.RUN_MIGRATIONS) await prepareDatabase(definition.migrations, definition.schema, logger);
+  const amqp = connectAmqp(config.AMQP_URL, name, logger);
+  const registry = createMetricsRegistry();
+  const app = await NestFactory.createMicroservice(definition.module(amqp, registry), {
+    strategy: new RpcServer({
+      connection: amqp,
+      ...definition.queues,
+      prefetch: config.AMQP_PREFETCH,
+      logger,
+      metrics: new RpcServerMetrics(registry),
+    }),
+    logger: new PinoNestLogger(logger),
+  });
+  app.useGlobalFilters(new PassThroughRpcFilter());
+  await app.listen();
+  const background = definition.background?.(app);
+  await background?.start();
+  const ops = await startOpsServer({
+    config,
+    registry,
+    readiness: [postgresCheck(app.get(DataSource)), rabbitmqCheck(() => amqp.isConnected())],
+    logger,
+  });
+  logger.info(definition.readyDetails ?? {}, `${name} service ready`);
+  return {
+    app,
+    opsUrl: ops.url,
+    async close() {
+      await ops.close();
+      await background?.stop();
+      await app.close();
+      await amqp.close();
+    },
+  };
+}
