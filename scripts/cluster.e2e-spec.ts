@@ -2,8 +2,14 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { Client } from 'pg';
 import { PUBLIC_EVENT_TYPES } from '@app/dialects';
-import { ApiClient, ClusterProcess, EventTap, eventually, WebhookReceiver } from '@app/testing';
-import { runCli } from './cli';
+import {
+  ApiClient,
+  ClusterProcess,
+  createAccountWithCli,
+  EventTap,
+  eventually,
+  WebhookReceiver,
+} from '@app/testing';
 
 /**
  * `npm run start:cluster` (DESIGN.md, Running and Operations): two replicas of each service as
@@ -143,17 +149,6 @@ class Workload {
   }
 }
 
-async function createAccount(): Promise<{ accountId: string; apiKey: string }> {
-  let stdout = '';
-  const code = await runCli(
-    ['accounts:create', '--name', 'Cluster test', '--plan', 'business'],
-    { stdout: (text) => (stdout += text), stderr: (text) => process.stderr.write(text) },
-    { ...process.env, LOG_LEVEL: 'warn' },
-  );
-  expect(code).toBe(0);
-  return JSON.parse(stdout);
-}
-
 describe('npm run start:cluster: two replicas of each service', () => {
   let cluster: ClusterProcess;
   let tap: EventTap;
@@ -186,7 +181,7 @@ describe('npm run start:cluster: two replicas of each service', () => {
     apiKey: string;
     receiver: WebhookReceiver;
   }> {
-    const { accountId, apiKey } = await createAccount();
+    const { accountId, apiKey } = await createAccountWithCli('Cluster test');
     const receiver = await WebhookReceiver.start();
     const created = await new ApiClient(cluster.gatewayUrls[0], apiKey).post('/v1/webhooks', {
       url: receiver.url,

@@ -11,3 +11,4 @@ export * from './prometheus-text';
 export * from './openapi-contract';
 export * from './health-assertions';
 export * from './cluster-process';
+export * from './cli-account';

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ApiClient, eventually, ServiceProcess, WebhookReceiver } from '@app/testing';
-import { runCli } from '../../../scripts/cli';
+import { ApiClient, createAccountWithCli, eventually, ServiceProcess, WebhookReceiver } from '@app/testing';
 
 /**
  * JSON logs (issue 6, Logs) of the three services as real processes at the default level: one
@@ -23,17 +22,6 @@ function linesOf(service: ServiceProcess): LogLine[] {
     .map((line) => JSON.parse(line) as LogLine);
 }
 
-async function createAccount(): Promise<{ accountId: string; apiKey: string }> {
-  let stdout = '';
-  const code = await runCli(
-    ['accounts:create', '--name', 'Logs', '--plan', 'business'],
-    { stdout: (text) => (stdout += text), stderr: () => undefined },
-    { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL, LOG_LEVEL: 'error' },
-  );
-  expect(code).toBe(0);
-  return JSON.parse(stdout);
-}
-
 describe('logs', () => {
   let gateway: ServiceProcess;
   let conversations: ServiceProcess;
@@ -49,7 +37,7 @@ describe('logs', () => {
       ServiceProcess.start('webhooks', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }),
       ServiceProcess.start('gateway'),
     ]);
-    account = await createAccount();
+    account = await createAccountWithCli('Logs');
     api = new ApiClient(gateway.url!, account.apiKey);
   }, 90_000);
 
@@ -64,7 +52,11 @@ describe('logs', () => {
 
   it('one request id, followed from the gateway through the conversations and webhooks services; no secrets or content anywhere', async () => {
     const marker = randomBytes(6).toString('hex');
-    const visitor = { name: `Visitor ${marker}`, email: `v${marker}@example.com`, phone: `+48 600 ${marker.slice(0, 6)}` };
+    const visitor = {
+      name: `Visitor ${marker}`,
+      email: `v${marker}@example.com`,
+      phone: `+48 600 ${marker.slice(0, 6)}`,
+    };
     const content = `Where is parcel ${marker}?`;
 
     const subscription = await api.post('/v1/webhooks', { url: receiver.url, events: ['*'] });
@@ -75,14 +67,22 @@ describe('logs', () => {
     const created = await api.post('/v1/conversations', { visitor, message: { sender: 'visitor', content } });
     expect(created.status).toBe(201);
     const requestId = created.headers.get('x-request-id')!;
-    const lead = await api.post(`/v1/conversations/${created.body.id}/lead`, { ...visitor, email: `lead-${visitor.email}` });
+    const lead = await api.post(`/v1/conversations/${created.body.id}/lead`, {
+      ...visitor,
+      email: `lead-${visitor.email}`,
+    });
     expect(lead.status).toBe(201);
-    const reply = await api.post(`/v1/conversations/${created.body.id}/messages`, { sender: 'agent', content: `${content} reply` });
+    const reply = await api.post(`/v1/conversations/${created.body.id}/messages`, {
+      sender: 'agent',
+      content: `${content} reply`,
+    });
     expect(reply.status).toBe(201);
     await receiver.waitFor(3);
 
     // The gateway: exactly one line for the request, with its route template, caller and outcome.
-    const gatewayLines = await eventually(() => linesFor(gateway, requestId).length > 0 && linesFor(gateway, requestId));
+    const gatewayLines = await eventually(
+      () => linesFor(gateway, requestId).length > 0 && linesFor(gateway, requestId),
+    );
     expect(gatewayLines).toEqual([
       expect.objectContaining({
         service: 'gateway',
@@ -97,7 +97,9 @@ describe('logs', () => {
       }),
     ]);
     // The conversations service handled it under the same request id.
-    const handled = await eventually(() => linesFor(conversations, requestId).length > 0 && linesFor(conversations, requestId));
+    const handled = await eventually(
+      () => linesFor(conversations, requestId).length > 0 && linesFor(conversations, requestId),
+    );
     expect(handled).toContainEqual(
       expect.objectContaining({
         service: 'conversations',
@@ -108,7 +110,9 @@ describe('logs', () => {
       }),
     );
     // The webhooks service fanned out its events (started, message received) naming it too.
-    const fannedOut = await eventually(() => linesFor(webhooks, requestId).length >= 2 && linesFor(webhooks, requestId));
+    const fannedOut = await eventually(
+      () => linesFor(webhooks, requestId).length >= 2 && linesFor(webhooks, requestId),
+    );
     expect(fannedOut.map((line) => [line.msg, line.type, line.deliveries])).toEqual(
       expect.arrayContaining([
         ['event fanned out', 'conversation.started', 1],
@@ -121,7 +125,10 @@ describe('logs', () => {
     expect(keyId).toBeTruthy();
     for (const service of all()) {
       for (const forbidden of [account.apiKey, keySecret, secret, secret.slice('whsec_'.length), marker]) {
-        expect({ service: service.name, leaked: service.logs.includes(forbidden) }).toEqual({ service: service.name, leaked: false });
+        expect({ service: service.name, leaked: service.logs.includes(forbidden) }).toEqual({
+          service: service.name,
+          leaked: false,
+        });
       }
     }
   }, 60_000);
@@ -139,7 +146,11 @@ describe('logs', () => {
       eventually(() => linesFor(gateway, response.headers.get('x-request-id')!)[0]);
     expect(await lineOf(refused)).toMatchObject({ status: 401, route: '/v1/conversations', method: 'GET' });
     expect(await lineOf(refused)).not.toHaveProperty('account_id');
-    expect(await lineOf(unknown)).toMatchObject({ status: 404, route: 'unmatched', account_id: account.accountId });
+    expect(await lineOf(unknown)).toMatchObject({
+      status: 404,
+      route: 'unmatched',
+      account_id: account.accountId,
+    });
     expect(await lineOf(malformed)).toMatchObject({ status: 404, method: 'GET' });
     expect(gateway.logs).not.toContain(wrongKey.slice(-20));
   });
