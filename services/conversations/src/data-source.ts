@@ -12,7 +12,9 @@ import { OutboxEventEntity } from './outbox/outbox-event.entity';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
-export function conversationsDataSourceOptions(config: ConversationsConfig): DataSourceOptions {
+export function conversationsDataSourceOptions(
+  config: Pick<ConversationsConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>,
+): DataSourceOptions {
   return {
     ...postgresOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE, 'conversations'),
     schema: CONVERSATIONS_SCHEMA,
