@@ -1,22 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import type { Channel } from 'amqplib';
-import { eventually } from '@app/testing';
+import { capturedLogger, eventually } from '@app/testing';
 import { connectAmqp } from './amqp-connection';
 
 /** Real RabbitMQ (the run's vhost): a channel whose setup fails is logged, not a process crash. */
 describe('connectAmqp', () => {
-  const lines: string[] = [];
-  const logger = pino(
-    { level: 'warn' },
-    new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = capturedLogger('warn');
   const connection = connectAmqp(process.env.AMQP_URL!, 'amqp-connection-spec', logger);
 
   afterAll(() => connection.close());
@@ -32,8 +21,14 @@ describe('connectAmqp', () => {
     // the wrapper's 'error' event would be an unhandled rejection (which ends a Node process).
     const conflicting = connection.createChannel({ name: 'conflicting', setup: declare(true) });
 
-    const logged = await eventually(() => lines.find((line) => line.includes('amqp channel setup failed')), 10_000);
-    expect(JSON.parse(logged)).toMatchObject({ channel: 'conflicting', err: expect.stringContaining('PRECONDITION_FAILED') });
+    const logged = await eventually(
+      () => lines.find((line) => line.includes('amqp channel setup failed')),
+      10_000,
+    );
+    expect(JSON.parse(logged)).toMatchObject({
+      channel: 'conflicting',
+      err: expect.stringContaining('PRECONDITION_FAILED'),
+    });
     await conflicting.close();
     await first.close();
   });

@@ -12,3 +12,4 @@ export * from './openapi-contract';
 export * from './health-assertions';
 export * from './cluster-process';
 export * from './cli-account';
+export * from './captured-logger';

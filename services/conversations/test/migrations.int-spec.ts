@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream';
 import { Client } from 'pg';
-import pino from 'pino';
 import { prepareDatabase } from '@app/database';
-import { ADMIN_DATABASE_URL, databaseUrlFor } from '@app/testing';
+import { ADMIN_DATABASE_URL, capturedLogger, databaseUrlFor } from '@app/testing';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from '../src/data-source';
 
 /**
@@ -24,16 +22,7 @@ describe('migrations with several replicas starting at once', () => {
   });
 
   it('four at once: every one succeeds and each migration is applied exactly once', async () => {
-    const lines: string[] = [];
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = capturedLogger();
     const options = conversationsDataSourceOptions({
       DATABASE_URL: databaseUrlFor(database),
       DATABASE_POOL_SIZE: 2,
