@@ -74,7 +74,9 @@ function workloads(apiKey: string) {
   };
   let sent = 0;
   return {
-    list: [{ method: 'GET' as const, path: '/v1/conversations?limit=20&offset=0&status=active', headers: auth }],
+    list: [
+      { method: 'GET' as const, path: '/v1/conversations?limit=20&offset=0&status=active', headers: auth },
+    ],
     get: [
       {
         method: 'GET' as const,
@@ -89,7 +91,10 @@ function workloads(apiKey: string) {
         setupRequest: (request: any) => ({
           ...request,
           path: `/v1/conversations/${randomOpenConversation()}/messages`,
-          body: JSON.stringify({ sender: 'system', content: `load test message ${sent++} hello, is anyone there?` }),
+          body: JSON.stringify({
+            sender: 'system',
+            content: `load test message ${sent++} hello, is anyone there?`,
+          }),
         }),
       },
     ],
@@ -106,7 +111,9 @@ function analyticsWorkloads(apiKey: string) {
     'summary 30d': get('/v1/analytics/summary'),
     'summary 400d': get(`/v1/analytics/summary?${longest}`),
     'timeseries day 30d': get('/v1/analytics/timeseries?metric=messages_received'),
-    'timeseries week 400d': get(`/v1/analytics/timeseries?metric=conversations_closed&interval=week&${longest}`),
+    'timeseries week 400d': get(
+      `/v1/analytics/timeseries?metric=conversations_closed&interval=week&${longest}`,
+    ),
     'timeseries hour 400d': get(`/v1/analytics/timeseries?metric=messages_sent&interval=hour&${longest}`),
   };
 }
@@ -116,15 +123,23 @@ async function benchAnalytics(out: string): Promise<void> {
   const { accountId, apiKey } = await createBenchAccount('bench analytics');
   const started = Date.now();
   await seedAnalyticsAccount(DATABASE_URL, accountId, count, 10);
-  console.log(`# analytics: seeded ${count} conversations x 10 messages over 365 days in ${Date.now() - started} ms`);
+  console.log(
+    `# analytics: seeded ${count} conversations x 10 messages over 365 days in ${Date.now() - started} ms`,
+  );
   // One connection: the latency a client sees; eight: throughput with requests queueing on 2 cores.
   for (const [name, requests] of Object.entries(analyticsWorkloads(apiKey))) {
     for (const connections of [1, 8]) {
       const common = { url: base, connections, requests };
       await runLoad(`${name}/warmup`, { ...common, durationSeconds: Number(args.warmup) });
-      const row = await runLoad(`analytics/${name} c=${connections}`, { ...common, durationSeconds: Number(args.duration) });
+      const row = await runLoad(`analytics/${name} c=${connections}`, {
+        ...common,
+        durationSeconds: Number(args.duration),
+      });
       console.log(formatRow(row));
-      appendFileSync(out, `${JSON.stringify({ ...row, conversations: count, at: new Date().toISOString() })}\n`);
+      appendFileSync(
+        out,
+        `${JSON.stringify({ ...row, conversations: count, at: new Date().toISOString() })}\n`,
+      );
     }
   }
 }
@@ -146,7 +161,15 @@ async function benchWebhooks(out: string): Promise<void> {
   for (const { subscriptions, events, eventsPerSecond } of FAN_OUT_SCENARIOS) {
     // An account per scenario, so each receiver gets only its own scenario's deliveries.
     const { accountId, apiKey } = await createBenchAccount(`bench webhooks x${subscriptions}`);
-    const row = await benchFanOut({ apiBase: base, apiKey, accountId, amqpUrl, subscriptions, events, eventsPerSecond });
+    const row = await benchFanOut({
+      apiBase: base,
+      apiKey,
+      accountId,
+      amqpUrl,
+      subscriptions,
+      events,
+      eventsPerSecond,
+    });
     console.log(formatFanOut(row));
     appendFileSync(out, `${JSON.stringify({ ...row, at: new Date().toISOString() })}\n`);
   }
@@ -200,12 +223,20 @@ async function main(): Promise<void> {
     if (!args['skip-limiter-cost']) {
       const common = { url: unlimitedBase, connections: Number(args.connections), requests: load.get };
       await runLoad('get/warmup', { ...common, durationSeconds: Number(args.warmup) });
-      const unlimited = await runLoad('stack/get without rate limit', { ...common, durationSeconds: Number(args.duration) });
+      const unlimited = await runLoad('stack/get without rate limit', {
+        ...common,
+        durationSeconds: Number(args.duration),
+      });
       console.log(formatRow(unlimited));
-      appendFileSync(out, `${JSON.stringify({ ...unlimited, conversations, at: new Date().toISOString() })}\n`);
+      appendFileSync(
+        out,
+        `${JSON.stringify({ ...unlimited, conversations, at: new Date().toISOString() })}\n`,
+      );
       const limited = rows.find((row) => row.label === 'stack/get');
       if (limited) {
-        console.log(`# rate limiter cost on get: ${((1 - limited.rps / unlimited.rps) * 100).toFixed(1)}% of throughput`);
+        console.log(
+          `# rate limiter cost on get: ${((1 - limited.rps / unlimited.rps) * 100).toFixed(1)}% of throughput`,
+        );
       }
     }
     if (args.analytics) await benchAnalytics(out);

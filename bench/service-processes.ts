@@ -10,11 +10,17 @@ export class ServiceProcesses {
 
   start(service: 'gateway' | 'conversations' | 'webhooks', env: Record<string, string>): ChildProcess {
     // BENCH_PROFILE_DIR=/tmp/prof writes a V8 CPU profile per service on exit (open in Chrome DevTools).
-    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-    const child = spawn(process.execPath, [...profile, path.join(DIST, 'services', service, 'src', 'main.js')], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const profile = process.env.BENCH_PROFILE_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+      : [];
+    const child = spawn(
+      process.execPath,
+      [...profile, path.join(DIST, 'services', service, 'src', 'main.js')],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let tail = '';
     child.stderr!.on('data', (chunk: Buffer) => {
       tail = (tail + chunk.toString()).slice(-4000);

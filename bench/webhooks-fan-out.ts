@@ -90,7 +90,9 @@ function percentile(sorted: number[], p: number): number {
 async function waitForSubscriptionsApi(scenario: FanOutScenario, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const response = await fetch(`${scenario.apiBase}/v1/webhooks`, { headers: { authorization: `Bearer ${scenario.apiKey}` } });
+    const response = await fetch(`${scenario.apiBase}/v1/webhooks`, {
+      headers: { authorization: `Bearer ${scenario.apiKey}` },
+    });
     if (response.ok) return;
     if (Date.now() > deadline) throw new Error(`webhooks API not available: ${response.status}`);
     await sleep(200);
@@ -103,13 +105,19 @@ async function subscribe(scenario: FanOutScenario, url: string): Promise<void> {
     headers: { authorization: `Bearer ${scenario.apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ url, events: ['conversation.started'] }),
   });
-  if (response.status !== 201) throw new Error(`subscription not created: ${response.status} ${await response.text()}`);
+  if (response.status !== 201)
+    throw new Error(`subscription not created: ${response.status} ${await response.text()}`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Publishes `count` conversation.started events of the account straight onto the exchange. */
-async function publishEvents(amqpUrl: string, accountId: string, count: number, perSecond?: number): Promise<void> {
+async function publishEvents(
+  amqpUrl: string,
+  accountId: string,
+  count: number,
+  perSecond?: number,
+): Promise<void> {
   const connection = await amqp.connect(amqpUrl);
   try {
     const channel = await connection.createConfirmChannel();
@@ -128,7 +136,9 @@ async function publishEvents(amqpUrl: string, accountId: string, count: number, 
         accountid: accountId,
         data: { conversation: { id: conversationId, status: 'active' } },
       };
-      channel.publish(CONVERSATIONS_EVENTS_EXCHANGE, event.type, Buffer.from(JSON.stringify(event)), { persistent: true });
+      channel.publish(CONVERSATIONS_EVENTS_EXCHANGE, event.type, Buffer.from(JSON.stringify(event)), {
+        persistent: true,
+      });
       // Unpaced, confirms every 100 events keep the publisher from racing far ahead of the broker.
       if (!perSecond && i % 100 === 99) await channel.waitForConfirms();
     }

@@ -87,7 +87,9 @@ const retrySchedule = z
   .string()
   .default(DEFAULT_WEBHOOK_RETRY_SCHEDULE)
   .refine(
-    (text) => /^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*){0,19}$/.test(text) && text.split(',').every((s) => Number(s) <= 604_800),
+    (text) =>
+      /^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*){0,19}$/.test(text) &&
+      text.split(',').every((s) => Number(s) <= 604_800),
     'must be 1 to 20 comma-separated numbers of seconds, each at most 604800',
   )
   .transform((text) => text.split(',').map((s) => Number(s)));

@@ -134,7 +134,9 @@ describe('loadConfig', () => {
   });
 
   it('tells what a valid value looks like', () => {
-    const error = configError(() => loadConfig({ DATABASE_URL: url(['postgres:'], 'postgres://x') }, { DATABASE_URL: 'http://x' }));
+    const error = configError(() =>
+      loadConfig({ DATABASE_URL: url(['postgres:'], 'postgres://x') }, { DATABASE_URL: 'http://x' }),
+    );
     expect(error.problems[0]).toContain('postgres:');
     const range = configError(() => loadConfig({ N: integer(5, 10, 7) }, { N: '11' }));
     expect(range.problems[0]).toMatch(/^N: .*10/);

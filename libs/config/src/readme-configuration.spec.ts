@@ -37,7 +37,10 @@ function readmeTable(): DocumentedVariable[] {
     .split('\n')
     .filter((line) => /^\| `[A-Z0-9_]+` \|/.test(line))
     .map((line) => {
-      const [name, defaultCell, usedBy] = line.split('|').slice(1, 4).map((cell) => cell.trim());
+      const [name, defaultCell, usedBy] = line
+        .split('|')
+        .slice(1, 4)
+        .map((cell) => cell.trim());
       return {
         name: name.replace(/`/g, ''),
         defaultFor: parseDefault(defaultCell),
@@ -49,7 +52,10 @@ function readmeTable(): DocumentedVariable[] {
 /** Every variable of every schema: the services' and the exported ones they are made of. */
 function schemaVariables(): Map<string, z.ZodTypeAny> {
   const variables = new Map<string, z.ZodTypeAny>();
-  const shapes = [...Object.values(SERVICES), ...Object.values(schemas).filter((value) => typeof value === 'object')];
+  const shapes = [
+    ...Object.values(SERVICES),
+    ...Object.values(schemas).filter((value) => typeof value === 'object'),
+  ];
   for (const shape of shapes) {
     for (const [name, type] of Object.entries(shape as z.ZodRawShape)) variables.set(name, type);
   }
@@ -75,22 +81,28 @@ describe('README configuration table', () => {
     expect([...names].sort()).toEqual([...variables.keys()].sort());
   });
 
-  it.each(documented.map((row) => [row.name, row] as const))('%s: the documented default is the one applied', (name, row) => {
-    const users = Object.entries(SERVICES).filter(([, shape]) => name in shape);
-    const checks: [string | undefined, z.ZodTypeAny][] = users.length
-      ? users.map(([service, shape]) => [service, shape[name] as z.ZodTypeAny])
-      : [[undefined, variables.get(name)!]];
-    for (const [service, type] of checks) {
-      const { applied, asDocumented } = defaults(type, name, row.defaultFor(service));
-      expect({ service, default: asDocumented }).toEqual({ service, default: applied });
-    }
-  });
+  it.each(documented.map((row) => [row.name, row] as const))(
+    '%s: the documented default is the one applied',
+    (name, row) => {
+      const users = Object.entries(SERVICES).filter(([, shape]) => name in shape);
+      const checks: [string | undefined, z.ZodTypeAny][] = users.length
+        ? users.map(([service, shape]) => [service, shape[name] as z.ZodTypeAny])
+        : [[undefined, variables.get(name)!]];
+      for (const [service, type] of checks) {
+        const { applied, asDocumented } = defaults(type, name, row.defaultFor(service));
+        expect({ service, default: asDocumented }).toEqual({ service, default: applied });
+      }
+    },
+  );
 
-  it.each(documented.map((row) => [row.name, row] as const))('%s: "used by" names the services whose schema has it', (name, row) => {
-    const users = Object.entries(SERVICES)
-      .filter(([, shape]) => name in shape)
-      .map(([service]) => service);
-    if (users.length === 0) return; // a schema of its own (e.g. the CLI's): documented, not per service
-    expect(row.usedBy.sort()).toEqual(users.sort());
-  });
+  it.each(documented.map((row) => [row.name, row] as const))(
+    '%s: "used by" names the services whose schema has it',
+    (name, row) => {
+      const users = Object.entries(SERVICES)
+        .filter(([, shape]) => name in shape)
+        .map(([service]) => service);
+      if (users.length === 0) return; // a schema of its own (e.g. the CLI's): documented, not per service
+      expect(row.usedBy.sort()).toEqual(users.sort());
+    },
+  );
 });

@@ -29,7 +29,9 @@ export class CommandLog {
         `INSERT INTO ${schema}.processed_commands (command_id, account_id, pattern, response)
               VALUES ($1, $2, $3, $4) ON CONFLICT (command_id) DO NOTHING RETURNING command_id`,
       ),
-      storedReply: prepare(`SELECT response FROM ${schema}.processed_commands WHERE command_id = $1 AND account_id = $2`),
+      storedReply: prepare(
+        `SELECT response FROM ${schema}.processed_commands WHERE command_id = $1 AND account_id = $2`,
+      ),
     };
   }
 
@@ -86,7 +88,11 @@ export class CommandLog {
 
 function isRepeatedCommand(error: unknown): boolean {
   // From pg directly, or wrapped by TypeORM (QueryFailedError.driverError).
-  const failure = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+  const failure = error as {
+    code?: string;
+    constraint?: string;
+    driverError?: { code?: string; constraint?: string };
+  };
   const cause = failure?.driverError ?? failure;
   return cause?.code === '23505' && cause.constraint === 'processed_commands_pkey';
 }

@@ -18,7 +18,9 @@ export const HOW_TO_START = {
 /** Opens a TCP connection to each dependency; resolves with a message per unreachable one. */
 export async function findUnreachable(dependencies: Dependency[], timeoutMs = 3000): Promise<string[]> {
   const results = await Promise.all(
-    dependencies.map(async (dependency) => ((await canConnect(dependency, timeoutMs)) ? undefined : describe(dependency))),
+    dependencies.map(async (dependency) =>
+      (await canConnect(dependency, timeoutMs)) ? undefined : describe(dependency),
+    ),
   );
   return results.filter((message): message is string => message !== undefined);
 }

@@ -4,7 +4,12 @@ import type { Logger } from 'pino';
  * Runs `task` every `intervalMs` (not overlapping itself) until stopped; failures are logged and
  * retried on the next tick. For housekeeping, where a missed run only delays cleanup.
  */
-export function startPeriodicTask(name: string, intervalMs: number, task: () => Promise<unknown>, logger: Logger) {
+export function startPeriodicTask(
+  name: string,
+  intervalMs: number,
+  task: () => Promise<unknown>,
+  logger: Logger,
+) {
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     if (running) return;

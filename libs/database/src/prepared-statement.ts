@@ -32,9 +32,16 @@ interface PgResult {
  * transaction's EntityManager. Results have TypeORM's shape either way: rows, or
  * [rows, affected] for UPDATE and DELETE.
  */
-export async function execute<T = any>(executor: QueryExecutor, statement: PreparedStatement, parameters: unknown[]): Promise<T> {
+export async function execute<T = any>(
+  executor: QueryExecutor,
+  statement: PreparedStatement,
+  parameters: unknown[],
+): Promise<T> {
   if (!(executor instanceof DataSource)) return executor.query(statement as unknown as string, parameters);
-  const pool = (executor.driver as unknown as { master: { query(config: object): Promise<PgResult> } }).master;
+  const pool = (executor.driver as unknown as { master: { query(config: object): Promise<PgResult> } })
+    .master;
   const result = await pool.query({ name: statement.name, text: statement.text, values: parameters });
-  return (result.command === 'UPDATE' || result.command === 'DELETE' ? [result.rows, result.rowCount] : result.rows) as T;
+  return (
+    result.command === 'UPDATE' || result.command === 'DELETE' ? [result.rows, result.rowCount] : result.rows
+  ) as T;
 }

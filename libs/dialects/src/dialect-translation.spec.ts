@@ -66,12 +66,19 @@ describe('statuses', () => {
     expect(parseStatus('ZAMKNIĘTE')).toBe('closed');
   });
 
-  it.each(['', ' ', 'open', 'activ', 'belumselesai', 'wtoku', 'zamkniete', 'active pending', 'conversation.closed'])(
-    'rejects %j',
-    (value) => {
-      expect(parseStatus(value)).toBeUndefined();
-    },
-  );
+  it.each([
+    '',
+    ' ',
+    'open',
+    'activ',
+    'belumselesai',
+    'wtoku',
+    'zamkniete',
+    'active pending',
+    'conversation.closed',
+  ])('rejects %j', (value) => {
+    expect(parseStatus(value)).toBeUndefined();
+  });
 
   it('lists every accepted spelling once, for error messages and OpenAPI enums', () => {
     expect([...ALL_STATUS_SPELLINGS].sort()).toEqual(
@@ -106,12 +113,18 @@ describe('event types', () => {
     expect(parseEventType('rozmowa.rozpoczęta'.normalize('NFD'))).toBe('conversation.started');
   });
 
-  it.each(['', '*', 'conversation', 'message.sent', 'conversation.reopened', 'conversation.status_changed', 'webhook.test', 'perbualan'])(
-    'does not take %j for a public event type',
-    (value) => {
-      expect(parseEventType(value)).toBeUndefined();
-    },
-  );
+  it.each([
+    '',
+    '*',
+    'conversation',
+    'message.sent',
+    'conversation.reopened',
+    'conversation.status_changed',
+    'webhook.test',
+    'perbualan',
+  ])('does not take %j for a public event type', (value) => {
+    expect(parseEventType(value)).toBeUndefined();
+  });
 });
 
 describe('plans', () => {
@@ -130,14 +143,19 @@ describe('plans', () => {
     expect(parsePlan('Wersja próbna'.normalize('NFD'))).toBe('trial');
   });
 
-  it.each(['', 'free', 'enterprise', 'Wersja', 'probna', 'Wersja proba', 'trial pro'])('rejects %j', (value) => {
-    expect(parsePlan(value)).toBeUndefined();
-  });
+  it.each(['', 'free', 'enterprise', 'Wersja', 'probna', 'Wersja proba', 'trial pro'])(
+    'rejects %j',
+    (value) => {
+      expect(parsePlan(value)).toBeUndefined();
+    },
+  );
 });
 
 describe('isDialect', () => {
   it.each(['en', 'ms', 'pl'])('accepts %j', (value) => expect(isDialect(value)).toBe(true));
-  it.each(['EN', 'fr', '', 'en-GB', undefined, null, 1])('rejects %j', (value) => expect(isDialect(value)).toBe(false));
+  it.each(['EN', 'fr', '', 'en-GB', undefined, null, 1])('rejects %j', (value) =>
+    expect(isDialect(value)).toBe(false),
+  );
 });
 
 describe('negotiateDialect', () => {

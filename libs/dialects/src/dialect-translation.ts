@@ -27,16 +27,21 @@ const statusIndex = reverseIndex(CONVERSATION_STATUSES, (s) => Object.values(STA
 const eventIndex = reverseIndex(PUBLIC_EVENT_TYPES, (e) => Object.values(EVENT_NAMES[e]));
 const planIndex = reverseIndex(PLANS, (p) => PLAN_NAMES[p]);
 
-export const parseStatus = (value: string): ConversationStatus | undefined => statusIndex.get(normalise(value));
-export const parseEventType = (value: string): PublicEventType | undefined => eventIndex.get(normalise(value));
+export const parseStatus = (value: string): ConversationStatus | undefined =>
+  statusIndex.get(normalise(value));
+export const parseEventType = (value: string): PublicEventType | undefined =>
+  eventIndex.get(normalise(value));
 export const parsePlan = (value: string): Plan | undefined => planIndex.get(normalise(value));
 
-export const renderStatus = (status: ConversationStatus, dialect: Dialect): string => STATUS_NAMES[status][dialect];
-export const renderEventType = (type: PublicEventType, dialect: Dialect): string => EVENT_NAMES[type][dialect];
+export const renderStatus = (status: ConversationStatus, dialect: Dialect): string =>
+  STATUS_NAMES[status][dialect];
+export const renderEventType = (type: PublicEventType, dialect: Dialect): string =>
+  EVENT_NAMES[type][dialect];
 
 /** Every accepted spelling of every status, for error messages and OpenAPI enums. */
-export const ALL_STATUS_SPELLINGS: string[] = CONVERSATION_STATUSES.flatMap((s) => DIALECTS.map((d) => STATUS_NAMES[s][d]))
-  .filter((v, i, all) => all.indexOf(v) === i);
+export const ALL_STATUS_SPELLINGS: string[] = CONVERSATION_STATUSES.flatMap((s) =>
+  DIALECTS.map((d) => STATUS_NAMES[s][d]),
+).filter((v, i, all) => all.indexOf(v) === i);
 
 export const isDialect = (value: unknown): value is Dialect =>
   typeof value === 'string' && (DIALECTS as readonly string[]).includes(value);

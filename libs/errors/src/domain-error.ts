@@ -26,7 +26,9 @@ export class DomainError extends Error {
   }
 
   toPayload(): ErrorPayload {
-    return this.errors ? { code: this.code, detail: this.detail, errors: this.errors } : { code: this.code, detail: this.detail };
+    return this.errors
+      ? { code: this.code, detail: this.detail, errors: this.errors }
+      : { code: this.code, detail: this.detail };
   }
 
   static fromPayload(payload: ErrorPayload): DomainError {

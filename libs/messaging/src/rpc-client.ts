@@ -43,7 +43,9 @@ export class RpcClient {
       confirm: false,
       setup: async (channel: Channel) => {
         const { consumerCount } = await channel.assertQueue(options.queue, RPC_QUEUE_OPTIONS);
-        await channel.consume(DIRECT_REPLY_QUEUE, (message) => message && this.settle(message), { noAck: true });
+        await channel.consume(DIRECT_REPLY_QUEUE, (message) => message && this.settle(message), {
+          noAck: true,
+        });
         await channel.assertExchange(options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
         const { queue: presence } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
         await channel.bindQueue(presence, options.presenceExchange, '');
@@ -72,7 +74,12 @@ export class RpcClient {
   async send<T>(request: OutgoingRequest): Promise<T> {
     const startedAt = performance.now();
     const observe = (outcome: RpcCallOutcome) =>
-      this.options.metrics?.observe(this.serviceName, request.pattern, outcome, (performance.now() - startedAt) / 1000);
+      this.options.metrics?.observe(
+        this.serviceName,
+        request.pattern,
+        outcome,
+        (performance.now() - startedAt) / 1000,
+      );
     try {
       const data = await this.call<T>(request);
       observe('ok');
@@ -86,7 +93,8 @@ export class RpcClient {
   private async call<T>(request: OutgoingRequest): Promise<T> {
     const channel = this.channel;
     if (!channel) throw unavailable('The message broker is unreachable.');
-    if ((await this.consumerCount(channel)) === 0) throw unavailable(`The ${this.serviceName} service is not running.`);
+    if ((await this.consumerCount(channel)) === 0)
+      throw unavailable(`The ${this.serviceName} service is not running.`);
 
     const correlationId = randomUUID();
     const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };
@@ -94,7 +102,12 @@ export class RpcClient {
       const timer = setTimeout(() => {
         this.pending.delete(correlationId);
         this.consumers.checkedAt = 0; // a silent service may have gone: ask the broker next time
-        reject(new DomainError('upstream_timeout', `No reply from the service within ${this.options.timeoutMs} ms.`));
+        reject(
+          new DomainError(
+            'upstream_timeout',
+            `No reply from the service within ${this.options.timeoutMs} ms.`,
+          ),
+        );
       }, this.options.timeoutMs);
       this.pending.set(correlationId, { resolve, timer });
       try {
@@ -117,7 +130,10 @@ export class RpcClient {
   async close(): Promise<void> {
     for (const [id, call] of this.pending) {
       clearTimeout(call.timer);
-      call.resolve({ ok: false, error: { code: 'service_unavailable', detail: 'The gateway is shutting down.' } });
+      call.resolve({
+        ok: false,
+        error: { code: 'service_unavailable', detail: 'The gateway is shutting down.' },
+      });
       this.pending.delete(id);
     }
     await this.wrapper.close().catch(() => undefined);
@@ -132,7 +148,10 @@ export class RpcClient {
     try {
       call.resolve(JSON.parse(message.content.toString('utf8')) as RpcReply);
     } catch {
-      call.resolve({ ok: false, error: { code: 'internal_error', detail: 'Malformed reply from the service.' } });
+      call.resolve({
+        ok: false,
+        error: { code: 'internal_error', detail: 'Malformed reply from the service.' },
+      });
     }
   }
 
@@ -148,7 +167,8 @@ export class RpcClient {
    */
   private async consumerCount(channel: Channel): Promise<number> {
     const interval = this.options.consumerCheckIntervalMs ?? 1000;
-    if (this.consumers.count > 0 && Date.now() - this.consumers.checkedAt < interval) return this.consumers.count;
+    if (this.consumers.count > 0 && Date.now() - this.consumers.checkedAt < interval)
+      return this.consumers.count;
     this.consumerCheck ??= channel
       .checkQueue(this.options.queue)
       .then(({ consumerCount }) => {

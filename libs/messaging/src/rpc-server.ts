@@ -50,9 +50,13 @@ export class RpcServer extends Server implements CustomTransportStrategy {
         await channel.assertQueue(deadLetterQueue, { durable: true });
         await channel.assertExchange(this.options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
         await channel.prefetch(prefetch);
-        const { consumerTag } = await channel.consume(queue, (message) => message && this.track(channel, message), {
-          noAck: false,
-        });
+        const { consumerTag } = await channel.consume(
+          queue,
+          (message) => message && this.track(channel, message),
+          {
+            noAck: false,
+          },
+        );
         this.consumerTags.set(channel, consumerTag);
         channel.once('close', () => this.consumerTags.delete(channel));
       },
@@ -75,7 +79,9 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       }
     }
     const drained = Promise.allSettled([...this.inFlight]);
-    const timeout = new Promise((resolve) => setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref());
+    const timeout = new Promise((resolve) =>
+      setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref(),
+    );
     await Promise.race([drained, timeout]);
     await this.channel?.close().catch(() => undefined);
   }
@@ -115,7 +121,10 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     } catch (error) {
       // The channel died after the work was committed: the command comes back redelivered and
       // the handler's command-id check answers it from the stored result.
-      this.options.logger.warn({ err: (error as Error).message, ...context }, 'could not reply/ack RPC command');
+      this.options.logger.warn(
+        { err: (error as Error).message, ...context },
+        'could not reply/ack RPC command',
+      );
     }
   }
 
@@ -159,7 +168,9 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       return { ok: false, error: { code: 'internal_error', detail: `Unknown operation ${request.pattern}` } };
     }
     try {
-      const data = await lastValueFrom(this.transformToObservable(await handler(request)), { defaultValue: null });
+      const data = await lastValueFrom(this.transformToObservable(await handler(request)), {
+        defaultValue: null,
+      });
       return { ok: true, data };
     } catch (error) {
       if (error instanceof DomainError) return { ok: false, error: error.toPayload() };
@@ -193,7 +204,13 @@ function parseRequest(content: Buffer): RpcRequest | undefined {
   try {
     const value = JSON.parse(content.toString('utf8')) as Partial<RpcRequest>;
     const isText = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= 200;
-    if (value && isText(value.pattern) && isText(value.commandId) && isText(value.requestId) && isText(value.accountId)) {
+    if (
+      value &&
+      isText(value.pattern) &&
+      isText(value.commandId) &&
+      isText(value.requestId) &&
+      isText(value.accountId)
+    ) {
       return value as RpcRequest;
     }
   } catch {

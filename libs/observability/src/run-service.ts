@@ -20,7 +20,9 @@ interface ServiceDefinition<C extends { LOG_LEVEL: string }> {
  * The `main` of every service: validated config, fail-fast dependency check naming what is down
  * and how to start it, then graceful shutdown on SIGTERM/SIGINT within a bounded time.
  */
-export async function runService<C extends { LOG_LEVEL: string }>(definition: ServiceDefinition<C>): Promise<void> {
+export async function runService<C extends { LOG_LEVEL: string }>(
+  definition: ServiceDefinition<C>,
+): Promise<void> {
   let config: C;
   try {
     config = definition.loadConfig();

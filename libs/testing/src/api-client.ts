@@ -72,7 +72,9 @@ export class ApiClient {
     if (options.contract !== false && OpenApiContract.covers(url)) {
       const mismatches = (await OpenApiContract.for(this.baseUrl)).mismatches(method, url, result);
       if (mismatches.length > 0) {
-        throw new Error(`Response differs from the OpenAPI document:\n  ${mismatches.join('\n  ')}\nbody: ${text.slice(0, 500)}`);
+        throw new Error(
+          `Response differs from the OpenAPI document:\n  ${mismatches.join('\n  ')}\nbody: ${text.slice(0, 500)}`,
+        );
       }
     }
     return result;

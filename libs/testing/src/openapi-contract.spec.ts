@@ -19,7 +19,10 @@ const document: OpenAPIV3.Document = {
                 schema: {
                   type: 'object',
                   required: ['id', 'note'],
-                  properties: { id: { type: 'string', format: 'uuid' }, note: { type: 'string', nullable: true } },
+                  properties: {
+                    id: { type: 'string', format: 'uuid' },
+                    note: { type: 'string', nullable: true },
+                  },
                 },
               },
             },
@@ -27,7 +30,12 @@ const document: OpenAPIV3.Document = {
           '204': { description: 'nothing' },
           '404': {
             description: 'problem',
-            content: { 'application/problem+json': { schema: problem, examples: { not_found: { value: { code: 'not_found' } } } } },
+            content: {
+              'application/problem+json': {
+                schema: problem,
+                examples: { not_found: { value: { code: 'not_found' } } },
+              },
+            },
           },
         },
       },
@@ -43,7 +51,12 @@ const url = new URL(`http://127.0.0.1/v1/things/${ID}/wiadomo%C5%9Bci?x=1`);
 
 function response(status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = body === undefined ? '' : JSON.stringify(body);
-  return { status, body, text, headers: new Headers({ 'x-request-id': 'r1', 'content-type': 'application/json', ...headers }) };
+  return {
+    status,
+    body,
+    text,
+    headers: new Headers({ 'x-request-id': 'r1', 'content-type': 'application/json', ...headers }),
+  };
 }
 
 describe('OpenApiContract', () => {
@@ -59,25 +72,45 @@ describe('OpenApiContract', () => {
   });
 
   it('rejects an undocumented operation or status', () => {
-    expect(contract.mismatches('POST', url, response(200, {}))).toEqual([expect.stringContaining('not in the OpenAPI document')]);
-    expect(contract.mismatches('GET', new URL('http://127.0.0.1/v1/things'), response(200, {}))).toHaveLength(1);
-    expect(contract.mismatches('GET', url, response(500, {}))).toEqual([expect.stringContaining('500 is not a documented response')]);
+    expect(contract.mismatches('POST', url, response(200, {}))).toEqual([
+      expect.stringContaining('not in the OpenAPI document'),
+    ]);
+    expect(contract.mismatches('GET', new URL('http://127.0.0.1/v1/things'), response(200, {}))).toHaveLength(
+      1,
+    );
+    expect(contract.mismatches('GET', url, response(500, {}))).toEqual([
+      expect.stringContaining('500 is not a documented response'),
+    ]);
   });
 
   it('rejects a body that differs from the schema: wrong type, missing or undocumented field', () => {
-    expect(contract.mismatches('GET', url, response(200, { id: 'x', note: null }))).toEqual([expect.stringContaining('format')]);
-    expect(contract.mismatches('GET', url, response(200, { id: ID }))).toEqual([expect.stringContaining("required property 'note'")]);
+    expect(contract.mismatches('GET', url, response(200, { id: 'x', note: null }))).toEqual([
+      expect.stringContaining('format'),
+    ]);
+    expect(contract.mismatches('GET', url, response(200, { id: ID }))).toEqual([
+      expect.stringContaining("required property 'note'"),
+    ]);
     expect(contract.mismatches('GET', url, response(200, { id: ID, note: 'a', extra: 1 }))).toEqual([
       expect.stringContaining('additional properties'),
     ]);
   });
 
   it('rejects an undocumented content type, a missing required header, a body where none is documented', () => {
-    expect(contract.mismatches('GET', url, response(200, { id: ID, note: null }, { 'content-type': 'text/plain' }))).toHaveLength(1);
+    expect(
+      contract.mismatches(
+        'GET',
+        url,
+        response(200, { id: ID, note: null }, { 'content-type': 'text/plain' }),
+      ),
+    ).toHaveLength(1);
     const headerless = response(200, { id: ID, note: null });
     headerless.headers.delete('x-request-id');
-    expect(contract.mismatches('GET', url, headerless)).toEqual([expect.stringContaining('header X-Request-Id is missing')]);
-    expect(contract.mismatches('GET', url, response(204, { id: ID }))).toEqual([expect.stringContaining('without a body')]);
+    expect(contract.mismatches('GET', url, headerless)).toEqual([
+      expect.stringContaining('header X-Request-Id is missing'),
+    ]);
+    expect(contract.mismatches('GET', url, response(204, { id: ID }))).toEqual([
+      expect.stringContaining('without a body'),
+    ]);
   });
 
   it('rejects a problem code the response does not document', () => {

@@ -24,7 +24,8 @@ function toJsonSchema(schema: unknown): unknown {
   const { nullable, example: _example, ...rest } = schema as Schema;
   const converted: Schema = {};
   for (const [key, value] of Object.entries(rest)) converted[key] = toJsonSchema(value);
-  if (converted.properties && converted.additionalProperties === undefined) converted.additionalProperties = false;
+  if (converted.properties && converted.additionalProperties === undefined)
+    converted.additionalProperties = false;
   return nullable ? { anyOf: [converted, { type: 'null' }] } : converted;
 }
 
@@ -72,7 +73,9 @@ export class OpenApiContract {
         .map(([method, operation]) => ({
           method: method.toUpperCase(),
           template,
-          pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+          pattern: new RegExp(
+            `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+          ),
           responses: (operation as OpenAPIV3.OperationObject).responses,
         })),
     );
@@ -98,7 +101,9 @@ export class OpenApiContract {
   }
 
   static async fromDocument(document: OpenAPIV3.Document): Promise<OpenApiContract> {
-    return new OpenApiContract((await SwaggerParser.dereference(structuredClone(document))) as OpenAPIV3.Document);
+    return new OpenApiContract(
+      (await SwaggerParser.dereference(structuredClone(document))) as OpenAPIV3.Document,
+    );
   }
 
   /** Whether the contract covers this URL: the public API only (health, metrics and docs are not in it). */
@@ -120,7 +125,8 @@ export class OpenApiContract {
     const problems = Object.entries(headers)
       .filter(([name, header]) => (header as OpenAPIV3.HeaderObject).required && !response.headers.has(name))
       .map(([name]) => `${where}: header ${name} is missing`);
-    if (!content) return response.text === '' ? problems : [...problems, `${where} is documented without a body`];
+    if (!content)
+      return response.text === '' ? problems : [...problems, `${where} is documented without a body`];
     const mediaType = (response.headers.get('content-type') ?? '').split(';')[0].trim();
     const media = content[mediaType];
     if (!media) return [...problems, `${where}: content type ${mediaType || '(none)'} is not documented`];
@@ -128,7 +134,9 @@ export class OpenApiContract {
       const validate = this.validator(media.schema);
       if (!validate(response.body)) {
         problems.push(
-          ...(validate.errors ?? []).map((e) => `${where}: body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`),
+          ...(validate.errors ?? []).map(
+            (e) => `${where}: body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`,
+          ),
         );
       }
     }
@@ -139,8 +147,12 @@ export class OpenApiContract {
   private undocumentedCode(where: string, media: OpenAPIV3.MediaTypeObject, body: unknown): string[] {
     const code = (body as { code?: unknown } | undefined)?.code;
     if (!media.examples || code === undefined) return [];
-    const documented = Object.values(media.examples).map((example) => (example as OpenAPIV3.ExampleObject).value?.code);
-    return documented.includes(code) ? [] : [`${where}: code ${JSON.stringify(code)} is not documented (${documented.join(', ')})`];
+    const documented = Object.values(media.examples).map(
+      (example) => (example as OpenAPIV3.ExampleObject).value?.code,
+    );
+    return documented.includes(code)
+      ? []
+      : [`${where}: code ${JSON.stringify(code)} is not documented (${documented.join(', ')})`];
   }
 
   private validator(schema: object): ValidateFunction {

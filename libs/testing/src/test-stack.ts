@@ -127,7 +127,9 @@ export class TestStack {
   }
 
   async startWebhooks(): Promise<void> {
-    this.webhooks = await startWebhooksService(this.webhooksConfig(), logger(), { targets: this.options.webhookTargets });
+    this.webhooks = await startWebhooksService(this.webhooksConfig(), logger(), {
+      targets: this.options.webhookTargets,
+    });
   }
 
   async stopWebhooks(): Promise<void> {
@@ -166,7 +168,12 @@ export class TestStack {
    */
   private async forgetWebhookSubscriptions(): Promise<void> {
     if (!this.admin?.isInitialized || this.createdAccountIds.length === 0) return;
-    const [{ exists }] = await this.query(`SELECT to_regclass('webhooks.subscriptions') IS NOT NULL AS exists`);
-    if (exists) await this.query(`DELETE FROM webhooks.subscriptions WHERE account_id = ANY($1)`, [this.createdAccountIds]);
+    const [{ exists }] = await this.query(
+      `SELECT to_regclass('webhooks.subscriptions') IS NOT NULL AS exists`,
+    );
+    if (exists)
+      await this.query(`DELETE FROM webhooks.subscriptions WHERE account_id = ANY($1)`, [
+        this.createdAccountIds,
+      ]);
   }
 }

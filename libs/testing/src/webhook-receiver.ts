@@ -13,8 +13,7 @@ export interface ReceivedWebhook {
 
 /** What the receiver answers: a status (and headers, body), or `hang` to never answer. */
 export type ReceiverReply =
-  | { status: number; headers?: Record<string, string>; body?: string; delayMs?: number }
-  | 'hang';
+  { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 /**
  * A webhook subscriber on 127.0.0.1: records every request and answers what the test says
@@ -24,7 +23,10 @@ export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   /** TCP connections accepted, requests or not (an SSRF check must stop even the connection). */
   connections = 0;
-  private reply: (request: ReceivedWebhook, index: number) => ReceiverReply = () => ({ status: 200, body: 'ok' });
+  private reply: (request: ReceivedWebhook, index: number) => ReceiverReply = () => ({
+    status: 200,
+    body: 'ok',
+  });
   private readonly hanging = new Set<ServerResponse>();
 
   private constructor(private readonly server: http.Server) {}
@@ -44,7 +46,13 @@ export class WebhookReceiver {
         } catch {
           json = undefined;
         }
-        const record = { headers: request.headers, body, json, receivedAt: Date.now(), path: request.url ?? '/' };
+        const record = {
+          headers: request.headers,
+          body,
+          json,
+          receivedAt: Date.now(),
+          path: request.url ?? '/',
+        };
         const index = receiver.received.push(record) - 1;
         const reply = receiver.reply(record, index);
         if (reply === 'hang') {

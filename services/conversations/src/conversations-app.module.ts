@@ -45,7 +45,11 @@ export class ConversationsAppModule {
         },
         ConversationsRepository,
         ConversationsService,
-        { provide: CommandLog, useFactory: (db: DataSource) => new CommandLog(db, CONVERSATIONS_SCHEMA), inject: [DataSource] },
+        {
+          provide: CommandLog,
+          useFactory: (db: DataSource) => new CommandLog(db, CONVERSATIONS_SCHEMA),
+          inject: [DataSource],
+        },
         OutboxWriter,
         OutboxRelay,
         OutboxMetrics,

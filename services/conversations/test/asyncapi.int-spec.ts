@@ -31,11 +31,15 @@ interface AsyncApi {
 }
 
 const DOCUMENT_ID = 'asyncapi.yaml';
-const document = load(readFileSync(path.resolve(__dirname, '../../../docs/asyncapi.yaml'), 'utf8')) as AsyncApi;
+const document = load(
+  readFileSync(path.resolve(__dirname, '../../../docs/asyncapi.yaml'), 'utf8'),
+) as AsyncApi;
 
 const messageName = (ref: string) => ref.replace('#/components/messages/', '');
 const eventChannels = () =>
-  Object.entries(document.channels).filter(([, channel]) => channel.bindings?.$ref === '#/components/channelBindings/EventsExchange');
+  Object.entries(document.channels).filter(
+    ([, channel]) => channel.bindings?.$ref === '#/components/channelBindings/EventsExchange',
+  );
 
 /** Ajv over the whole document, so payloads' `$ref`s resolve inside it. */
 function payloadValidator() {
@@ -51,30 +55,42 @@ describe('AsyncAPI document', () => {
 
   it('is AsyncAPI 2 with one channel per event type of the contracts, and no other event channel', () => {
     expect(document.asyncapi).toMatch(/^2\./);
-    expect(eventChannels().map(([name]) => name).sort()).toEqual([...DOMAIN_EVENT_TYPES].sort());
-    expect([...document.components.schemas.CloudEventEnvelope.properties.type.enum!].sort()).toEqual([...DOMAIN_EVENT_TYPES].sort());
+    expect(
+      eventChannels()
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual([...DOMAIN_EVENT_TYPES].sort());
+    expect([...document.components.schemas.CloudEventEnvelope.properties.type.enum!].sort()).toEqual(
+      [...DOMAIN_EVENT_TYPES].sort(),
+    );
   });
 
-  it.each([...DOMAIN_EVENT_TYPES])('%s: a message named after it, whose payload fixes the type, with a valid example', (type) => {
-    const message = document.components.messages[messageOf(type)];
-    expect(message.name).toBe(type);
-    expect(message.payload.allOf[0].$ref).toBe('#/components/schemas/CloudEventEnvelope');
-    expect(message.payload.allOf[1].properties.type.const).toBe(type);
-    expect(message.examples?.length).toBeGreaterThan(0);
-    const validate = validatorFor(messageOf(type));
-    for (const example of message.examples!) {
-      expect({ example: example.name, valid: validate(example.payload), errors: validate.errors }).toEqual({
-        example: example.name,
-        valid: true,
-        errors: null,
-      });
-    }
-  });
+  it.each([...DOMAIN_EVENT_TYPES])(
+    '%s: a message named after it, whose payload fixes the type, with a valid example',
+    (type) => {
+      const message = document.components.messages[messageOf(type)];
+      expect(message.name).toBe(type);
+      expect(message.payload.allOf[0].$ref).toBe('#/components/schemas/CloudEventEnvelope');
+      expect(message.payload.allOf[1].properties.type.const).toBe(type);
+      expect(message.examples?.length).toBeGreaterThan(0);
+      const validate = validatorFor(messageOf(type));
+      for (const example of message.examples!) {
+        expect({ example: example.name, valid: validate(example.payload), errors: validate.errors }).toEqual({
+          example: example.name,
+          valid: true,
+          errors: null,
+        });
+      }
+    },
+  );
 
   it('documents exactly the RPC patterns each service answers', () => {
     const patterns = (channel: string) => {
-      const message = document.components.messages[messageName(document.channels[channel].publish!.message.$ref)];
-      return [...(message.payload.allOf[1].properties as unknown as { pattern: { enum: string[] } }).pattern.enum].sort();
+      const message =
+        document.components.messages[messageName(document.channels[channel].publish!.message.$ref)];
+      return [
+        ...(message.payload.allOf[1].properties as unknown as { pattern: { enum: string[] } }).pattern.enum,
+      ].sort();
     };
     expect(patterns('conversations.rpc')).toEqual(
       [...Object.values(ConversationPatterns), ...Object.values(AnalyticsPatterns)].sort(),
@@ -118,8 +134,15 @@ describe('AsyncAPI document', () => {
       const attributes = Object.keys(document.components.schemas.CloudEventEnvelope.properties);
       for (const { event } of events) {
         const validate = validatorFor(messageOf(event.type));
-        expect({ type: event.type, valid: validate(event), errors: validate.errors }).toEqual({ type: event.type, valid: true, errors: null });
-        expect({ type: event.type, undocumented: Object.keys(event).filter((key) => !attributes.includes(key)) }).toEqual({
+        expect({ type: event.type, valid: validate(event), errors: validate.errors }).toEqual({
+          type: event.type,
+          valid: true,
+          errors: null,
+        });
+        expect({
+          type: event.type,
+          undocumented: Object.keys(event).filter((key) => !attributes.includes(key)),
+        }).toEqual({
           type: event.type,
           undocumented: [],
         });

@@ -33,7 +33,18 @@ describe('domain events on conversations.events', () => {
   function expectEnvelope(tapped: TappedEvent, account: TestAccount, conversationId: string, type: string) {
     const { event } = tapped;
     expect(Object.keys(event).sort()).toEqual(
-      ['accountid', 'data', 'datacontenttype', 'id', 'requestid', 'source', 'specversion', 'subject', 'time', 'type'].sort(),
+      [
+        'accountid',
+        'data',
+        'datacontenttype',
+        'id',
+        'requestid',
+        'source',
+        'specversion',
+        'subject',
+        'time',
+        'type',
+      ].sort(),
     );
     expect(event.requestid).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
     expect(event.specversion).toBe('1.0');
@@ -66,7 +77,9 @@ describe('domain events on conversations.events', () => {
     expect(fence.status).toBe(201);
     const events = await eventually(() => {
       const found = tap.forAccount(account.accountId);
-      const index = found.findIndex((t) => t.event.type === 'message.sent' && (t.event.data as any).message?.id === fence.body.id);
+      const index = found.findIndex(
+        (t) => t.event.type === 'message.sent' && (t.event.data as any).message?.id === fence.body.id,
+      );
       if (index < 0) throw new Error(`fence event not received (have ${found.length}, had ${before})`);
       return found;
     });
@@ -109,7 +122,10 @@ describe('domain events on conversations.events', () => {
 
   it('create with a first visitor message emits conversation.started then message.received', async () => {
     const account = await stack.createAccount();
-    const created = await create(account.api, { subject: 'Hi', message: { content: 'Hello there', sender: 'visitor' } });
+    const created = await create(account.api, {
+      subject: 'Hi',
+      message: { content: 'Hello there', sender: 'visitor' },
+    });
     expect(created.body.message_count).toBe(1);
     const read = await account.api.get(`/v1/conversations/${created.body.id}`);
     expect(read.status).toBe(200);
@@ -122,10 +138,20 @@ describe('domain events on conversations.events', () => {
     expectEnvelope(received, account, created.body.id, 'message.received');
     // started describes the conversation as it began: before its first message
     expect(started.event.data).toEqual({
-      conversation: expect.objectContaining({ id: created.body.id, subject: 'Hi', status: 'active', message_count: 0, last_message_at: null }),
+      conversation: expect.objectContaining({
+        id: created.body.id,
+        subject: 'Hi',
+        status: 'active',
+        message_count: 0,
+        last_message_at: null,
+      }),
     });
     expect(received.event.data).toEqual({ conversation_id: created.body.id, message });
-    expect(message).toMatchObject({ content: 'Hello there', sender: 'visitor', conversation_id: created.body.id });
+    expect(message).toMatchObject({
+      content: 'Hello there',
+      sender: 'visitor',
+      conversation_id: created.body.id,
+    });
     expect(new Set(ids(events)).size).toBe(2);
   });
 
@@ -142,7 +168,10 @@ describe('domain events on conversations.events', () => {
     const created = await create(account.api);
     const sent: unknown[] = [];
     for (const sender of ['visitor', 'agent', 'bot', 'system', 'visitor']) {
-      const response = await account.api.post(`/v1/rozmowy/${created.body.id}/wiadomości`, { content: `from ${sender}`, sender });
+      const response = await account.api.post(`/v1/rozmowy/${created.body.id}/wiadomości`, {
+        content: `from ${sender}`,
+        sender,
+      });
       expect(response.status).toBe(201);
       sent.push(response.body);
     }
@@ -188,7 +217,10 @@ describe('domain events on conversations.events', () => {
     const [, pendingEvent, activeEvent, closedEvent, reopenedEvent] = events;
     expectEnvelope(pendingEvent, account, created.body.id, 'conversation.status_changed');
     expect(pendingEvent.event.data).toEqual({ conversation: toPending.body, previous_status: 'active' });
-    expect(activeEvent.event.data).toEqual({ conversation: { ...toActive.body, status: 'active' }, previous_status: 'pending' });
+    expect(activeEvent.event.data).toEqual({
+      conversation: { ...toActive.body, status: 'active' },
+      previous_status: 'pending',
+    });
     expectEnvelope(closedEvent, account, created.body.id, 'conversation.closed');
     expect(closedEvent.event.data).toEqual({ conversation: { ...closed.body, status: 'closed' } });
     expectEnvelope(reopenedEvent, account, created.body.id, 'conversation.reopened');
@@ -216,7 +248,9 @@ describe('domain events on conversations.events', () => {
       phone: '+1 555 0100',
     });
     expect(lead.status).toBe(201);
-    const phoneOnly = await account.api.post(`/v1/conversations/${created.body.id}/lead`, { phone: '+48 600 000 000' });
+    const phoneOnly = await account.api.post(`/v1/conversations/${created.body.id}/lead`, {
+      phone: '+48 600 000 000',
+    });
     expect(phoneOnly.status).toBe(201);
     const events = await eventsBeforeFence(account, created.body.id);
     expect(types(events)).toEqual(['conversation.started', 'lead.captured', 'lead.captured']);
@@ -240,32 +274,65 @@ describe('domain events on conversations.events', () => {
     await expectStatus('no-op active', api.patch(path, { status: 'active' }), 200);
     await expectStatus('no-op aktif', api.patch(path, { status: 'aktif' }), 200);
     await expectStatus('no-op aktywne (pl path)', api.patch(`/v1/rozmowy/${id}`, { status: 'aktywne' }), 200);
-    await expectStatus('400 bad sender', api.post(`${path}/messages`, { content: 'x', sender: 'robot' }), 400);
-    await expectStatus('400 empty content', api.post(`${path}/messages`, { content: '', sender: 'agent' }), 400);
+    await expectStatus(
+      '400 bad sender',
+      api.post(`${path}/messages`, { content: 'x', sender: 'robot' }),
+      400,
+    );
+    await expectStatus(
+      '400 empty content',
+      api.post(`${path}/messages`, { content: '', sender: 'agent' }),
+      400,
+    );
     await expectStatus('400 lead without contact', api.post(`${path}/lead`, { name: 'No Contact' }), 400);
     await expectStatus('400 lead bad email', api.post(`${path}/lead`, { email: 'not-an-email' }), 400);
     await expectStatus('400 bad status', api.patch(path, { status: 'archived' }), 400);
-    await expectStatus('400 create with bad status', api.post('/v1/conversations', { status: 'closed' }), 400);
-    await expectStatus('400 create with bad message', api.post('/v1/conversations', { message: { content: 'x' } }), 400);
-    await expectStatus('404 message', api.post(`/v1/conversations/${unknown}/messages`, { content: 'x', sender: 'agent' }), 404);
+    await expectStatus(
+      '400 create with bad status',
+      api.post('/v1/conversations', { status: 'closed' }),
+      400,
+    );
+    await expectStatus(
+      '400 create with bad message',
+      api.post('/v1/conversations', { message: { content: 'x' } }),
+      400,
+    );
+    await expectStatus(
+      '404 message',
+      api.post(`/v1/conversations/${unknown}/messages`, { content: 'x', sender: 'agent' }),
+      404,
+    );
     await expectStatus('404 patch', api.patch(`/v1/conversations/${unknown}`, { status: 'closed' }), 404);
     await expectStatus('404 lead', api.post(`/v1/conversations/${unknown}/lead`, { email: 'a@b.co' }), 404);
     await expectStatus('close', api.patch(path, { status: 'closed' }), 200);
     await expectStatus('no-op closed', api.patch(path, { status: 'ditutup' }), 200);
-    await expectStatus('409 send to closed', api.post(`${path}/messages`, { content: 'x', sender: 'visitor' }), 409);
+    await expectStatus(
+      '409 send to closed',
+      api.post(`${path}/messages`, { content: 'x', sender: 'visitor' }),
+      409,
+    );
     await expectStatus('409 closed -> pending', api.patch(path, { status: 'pending' }), 409);
     await expectStatus('reopen', api.patch(path, { status: 'active' }), 200);
     // another account cannot touch this conversation (404), and that emits nothing either
     const stranger = await stack.createAccount();
     await expectStatus('404 foreign', stranger.api.patch(path, { status: 'closed' }), 404);
-    await expectStatus('404 foreign message', stranger.api.post(`${path}/messages`, { content: 'x', sender: 'agent' }), 404);
+    await expectStatus(
+      '404 foreign message',
+      stranger.api.post(`${path}/messages`, { content: 'x', sender: 'agent' }),
+      404,
+    );
 
-    expect(outcomes.map(([label, status]) => [label, status])).toEqual(outcomes.map(([label, , want]) => [label, want]));
+    expect(outcomes.map(([label, status]) => [label, status])).toEqual(
+      outcomes.map(([label, , want]) => [label, want]),
+    );
 
     const events = await eventsBeforeFence(account, id);
     expect(types(events)).toEqual(['conversation.started', 'conversation.closed', 'conversation.reopened']);
     expect(tap.forAccount(stranger.accountId)).toEqual([]);
-    const outbox = await stack.query(`SELECT type FROM conversations.outbox WHERE account_id = $1 ORDER BY id`, [account.accountId]);
+    const outbox = await stack.query(
+      `SELECT type FROM conversations.outbox WHERE account_id = $1 ORDER BY id`,
+      [account.accountId],
+    );
     expect(outbox.map((row) => row.type)).toEqual([
       'conversation.started',
       'conversation.closed',
@@ -280,7 +347,10 @@ describe('domain events on conversations.events', () => {
     const senders = ['visitor', 'agent', 'bot'];
     const responses = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        account.api.post(`/v1/conversations/${created.body.id}/messages`, { content: `m${i}`, sender: senders[i % 3] }),
+        account.api.post(`/v1/conversations/${created.body.id}/messages`, {
+          content: `m${i}`,
+          sender: senders[i % 3],
+        }),
       ),
     );
     expect(responses.map((r) => r.status)).toEqual(Array(30).fill(201));
@@ -309,7 +379,9 @@ describe('domain events on conversations.events', () => {
   it('every outbox row ends up published, and the stored envelope is exactly what was delivered', async () => {
     const account = await stack.createAccount();
     const created = await create(account.api, { message: { content: 'hey', sender: 'visitor' } });
-    expect((await account.api.patch(`/v1/conversations/${created.body.id}`, { status: 'pending' })).status).toBe(200);
+    expect(
+      (await account.api.patch(`/v1/conversations/${created.body.id}`, { status: 'pending' })).status,
+    ).toBe(200);
     const delivered = await eventsBeforeFence(account, created.body.id);
     expect(delivered).toHaveLength(3);
 
@@ -343,7 +415,10 @@ describe('domain events on conversations.events', () => {
         subject: conversationId,
         datacontenttype: 'application/json',
         accountid: accountId,
-        data: { conversation_id: conversationId, lead: { id: randomUUID(), conversation_id: conversationId } } as never,
+        data: {
+          conversation_id: conversationId,
+          lead: { id: randomUUID(), conversation_id: conversationId },
+        } as never,
       };
     }
 
@@ -353,7 +428,9 @@ describe('domain events on conversations.events', () => {
       expect(tapped.routingKey).toBe(envelope.type);
       expect(tapped.persistent).toBe(true);
       await eventually(async () => {
-        const [row] = await stack.query(`SELECT published_at FROM conversations.outbox WHERE event_id = $1`, [envelope.id]);
+        const [row] = await stack.query(`SELECT published_at FROM conversations.outbox WHERE event_id = $1`, [
+          envelope.id,
+        ]);
         return row.published_at !== null;
       });
       expect(tap.events.filter((t) => t.event.id === envelope.id)).toHaveLength(1);
@@ -378,7 +455,9 @@ describe('domain events on conversations.events', () => {
         VALUES ('${envelope.id}', '${envelope.accountid}', '${envelope.subject}', '${envelope.type}',
                 '${JSON.stringify(envelope).replace(/'/g, "''")}'::jsonb);
         COMMIT;`);
-      const [row] = await stack.query(`SELECT published_at FROM conversations.outbox WHERE event_id = $1`, [envelope.id]);
+      const [row] = await stack.query(`SELECT published_at FROM conversations.outbox WHERE event_id = $1`, [
+        envelope.id,
+      ]);
       expect(row).toBeDefined();
       await expectRelayed(envelope);
     });

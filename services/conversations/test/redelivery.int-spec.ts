@@ -97,22 +97,37 @@ interface QueueState {
 function queueState(queue: string): QueueState {
   const output = execFileSync(
     'rabbitmqctl',
-    ['-q', 'list_queues', '-p', process.env.TEST_RUN_ID!, 'name', 'messages_ready', 'messages_unacknowledged', 'consumers', '--no-table-headers'],
+    [
+      '-q',
+      'list_queues',
+      '-p',
+      process.env.TEST_RUN_ID!,
+      'name',
+      'messages_ready',
+      'messages_unacknowledged',
+      'consumers',
+      '--no-table-headers',
+    ],
     { encoding: 'utf8' },
   );
   for (const line of output.trim().split('\n')) {
     const [name, ready, unacked, consumers] = line.trim().split(/\s+/);
-    if (name === queue) return { ready: Number(ready), unacked: Number(unacked), consumers: Number(consumers) };
+    if (name === queue)
+      return { ready: Number(ready), unacked: Number(unacked), consumers: Number(consumers) };
   }
   throw new Error(`queue ${queue} not found in:\n${output}`);
 }
 
 async function expectRpcQueueDrained(): Promise<void> {
-  await eventually(() => {
-    const state = queueState(CONVERSATIONS_RPC_QUEUE);
-    expect(state).toEqual({ ready: 0, unacked: 0, consumers: 1 });
-    return true;
-  }, 15_000, 250);
+  await eventually(
+    () => {
+      const state = queueState(CONVERSATIONS_RPC_QUEUE);
+      expect(state).toEqual({ ready: 0, unacked: 0, consumers: 1 });
+      return true;
+    },
+    15_000,
+    250,
+  );
 }
 
 describe('conversations.rpc: redelivery, duplicates and poison messages', () => {
@@ -145,18 +160,25 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   }
 
   async function messagesOf(conversationId: string) {
-    return stack.query(`SELECT id, sender, content FROM conversations.messages WHERE conversation_id = $1 ORDER BY position`, [
-      conversationId,
-    ]);
+    return stack.query(
+      `SELECT id, sender, content FROM conversations.messages WHERE conversation_id = $1 ORDER BY position`,
+      [conversationId],
+    );
   }
 
   async function outboxOf(conversationId: string) {
-    return stack.query(`SELECT type, envelope FROM conversations.outbox WHERE conversation_id = $1 ORDER BY id`, [conversationId]);
+    return stack.query(
+      `SELECT type, envelope FROM conversations.outbox WHERE conversation_id = $1 ORDER BY id`,
+      [conversationId],
+    );
   }
 
   it('replies on the reply address with the request correlation id, as JSON', async () => {
     const correlationId = randomUUID();
-    const reply = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }), correlationId);
+    const reply = await probe.call(
+      request(ConversationPatterns.list, { limit: 1, offset: 0 }),
+      correlationId,
+    );
     expect(reply.message.properties.correlationId).toBe(correlationId);
     expect(reply.message.properties.contentType).toBe('application/json');
     expect(reply.body).toMatchObject({ ok: true, data: { pagination: { limit: 1, offset: 0 } } });
@@ -164,7 +186,11 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('the same send-message command twice creates one message, and both replies are identical', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'only once', sender: 'visitor' });
+    const command = request(ConversationPatterns.sendMessage, {
+      conversationId,
+      content: 'only once',
+      sender: 'visitor',
+    });
     const first = await probe.call(command);
     const second = await probe.call({ ...command, requestId: `req-${randomUUID()}` }); // a retry has its own request id
     expect(first.body.ok).toBe(true);
@@ -173,23 +199,37 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     const messages = await messagesOf(conversationId);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ id: (first.body as any).data.id, content: 'only once' });
-    const [conversation] = await stack.query(`SELECT message_count FROM conversations.conversations WHERE id = $1`, [conversationId]);
+    const [conversation] = await stack.query(
+      `SELECT message_count FROM conversations.conversations WHERE id = $1`,
+      [conversationId],
+    );
     expect(conversation.message_count).toBe(1);
-    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'message.received']);
-    const processed = await stack.query(`SELECT count(*)::int AS n FROM conversations.processed_commands WHERE command_id = $1`, [
-      command.commandId,
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual([
+      'conversation.started',
+      'message.received',
     ]);
+    const processed = await stack.query(
+      `SELECT count(*)::int AS n FROM conversations.processed_commands WHERE command_id = $1`,
+      [command.commandId],
+    );
     expect(processed[0].n).toBe(1);
   });
 
   it('the same command arriving concurrently (10 copies) is applied once; every reply is the same', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'racing', sender: 'agent' });
+    const command = request(ConversationPatterns.sendMessage, {
+      conversationId,
+      content: 'racing',
+      sender: 'agent',
+    });
     const replies = await Promise.all(Array.from({ length: 10 }, () => probe.call(command)));
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
     expect(await messagesOf(conversationId)).toHaveLength(1);
-    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'message.sent']);
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual([
+      'conversation.started',
+      'message.sent',
+    ]);
   });
 
   it('a duplicated create is applied once (one conversation, one conversation.started)', async () => {
@@ -197,10 +237,10 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     const replies = await Promise.all([probe.call(command), probe.call(command), probe.call(command)]);
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
-    const rows = await stack.query(`SELECT id FROM conversations.conversations WHERE account_id = $1 AND subject = $2`, [
-      account.accountId,
-      (command.data as { subject: string }).subject,
-    ]);
+    const rows = await stack.query(
+      `SELECT id FROM conversations.conversations WHERE account_id = $1 AND subject = $2`,
+      [account.accountId, (command.data as { subject: string }).subject],
+    );
     expect(rows).toHaveLength(1);
     expect((await outboxOf(rows[0].id)).map((row) => row.type)).toEqual(['conversation.started']);
   });
@@ -211,9 +251,14 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     const replies = await Promise.all([probe.call(lead), probe.call(lead), probe.call(lead)]);
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
-    const leads = await stack.query(`SELECT id FROM conversations.leads WHERE conversation_id = $1`, [conversationId]);
+    const leads = await stack.query(`SELECT id FROM conversations.leads WHERE conversation_id = $1`, [
+      conversationId,
+    ]);
     expect(leads).toEqual([{ id: (replies[0].body as any).data.id }]);
-    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'lead.captured']);
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual([
+      'conversation.started',
+      'lead.captured',
+    ]);
   });
 
   it('a status change replayed after later changes is not applied again: the stored reply comes back', async () => {
@@ -221,12 +266,17 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     const close = request(ConversationPatterns.changeStatus, { conversationId, status: 'closed' });
     const first = await probe.call(close);
     expect(first.body).toMatchObject({ ok: true, data: { status: 'closed' } });
-    const reopen = await probe.call(request(ConversationPatterns.changeStatus, { conversationId, status: 'active' }));
+    const reopen = await probe.call(
+      request(ConversationPatterns.changeStatus, { conversationId, status: 'active' }),
+    );
     expect(reopen.body).toMatchObject({ ok: true, data: { status: 'active' } });
 
     const replayed = await probe.call(close);
     expect(replayed.body).toEqual(first.body);
-    const [row] = await stack.query(`SELECT status, closed_at FROM conversations.conversations WHERE id = $1`, [conversationId]);
+    const [row] = await stack.query(
+      `SELECT status, closed_at FROM conversations.conversations WHERE id = $1`,
+      [conversationId],
+    );
     expect(row).toEqual({ status: 'active', closed_at: null });
     expect((await outboxOf(conversationId)).map((r) => r.type)).toEqual([
       'conversation.started',
@@ -237,7 +287,11 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('a command redelivered by the broker (redelivered flag set) after it was applied is answered from the stored reply', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'redelivered', sender: 'visitor' });
+    const command = request(ConversationPatterns.sendMessage, {
+      conversationId,
+      content: 'redelivered',
+      sender: 'visitor',
+    });
     const first = await probe.call(command);
     expect(first.body.ok).toBe(true);
 
@@ -249,11 +303,15 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       // crashed replica would, so the broker marks it redelivered.
       replyPromise = probe.callRaw(Buffer.from(JSON.stringify(command)), correlationId);
       const grabber = await probe.connection.createChannel();
-      const taken = await eventually(async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false);
+      const taken = await eventually(
+        async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false,
+      );
       expect((taken as GetMessage).properties.correlationId).toBe(correlationId);
       expect((taken as GetMessage).fields.redelivered).toBe(false);
       grabber.nack(taken as GetMessage, false, true);
-      const again = await eventually(async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false);
+      const again = await eventually(
+        async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false,
+      );
       expect((again as GetMessage).fields.redelivered).toBe(true);
       grabber.nack(again as GetMessage, false, true);
       await grabber.close();
@@ -263,13 +321,20 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     const second = await replyPromise!;
     expect(second.body).toEqual(first.body);
     expect(await messagesOf(conversationId)).toHaveLength(1);
-    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual(['conversation.started', 'message.received']);
+    expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual([
+      'conversation.started',
+      'message.received',
+    ]);
     await expectRpcQueueDrained();
   });
 
   it('a command redelivered before it was ever applied is applied exactly once', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, { conversationId, content: 'first time redelivered', sender: 'agent' });
+    const command = request(ConversationPatterns.sendMessage, {
+      conversationId,
+      content: 'first time redelivered',
+      sender: 'agent',
+    });
     await stack.stopConversations();
     let replyPromise: Promise<Reply> | undefined;
     try {
@@ -320,17 +385,31 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       [
         'an envelope without commandId',
         (marker: string) =>
-          JSON.stringify({ pattern: ConversationPatterns.list, requestId: marker, accountId: randomUUID(), data: { limit: 1, offset: 0 } }),
+          JSON.stringify({
+            pattern: ConversationPatterns.list,
+            requestId: marker,
+            accountId: randomUUID(),
+            data: { limit: 1, offset: 0 },
+          }),
       ],
       [
         'an envelope with an empty accountId',
         (marker: string) =>
-          JSON.stringify({ pattern: ConversationPatterns.list, commandId: marker, requestId: marker, accountId: '', data: {} }),
+          JSON.stringify({
+            pattern: ConversationPatterns.list,
+            commandId: marker,
+            requestId: marker,
+            accountId: '',
+            data: {},
+          }),
       ],
     ])('%s is moved to the dead-letter queue and does not block the next command', async (_name, build) => {
       const marker = `poison-${randomUUID()}`;
       const content = Buffer.from(build(marker), 'utf8');
-      probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, { replyTo: REPLY_TO, correlationId: marker });
+      probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, {
+        replyTo: REPLY_TO,
+        correlationId: marker,
+      });
 
       const next = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }));
       expect(next.body.ok).toBe(true);
@@ -360,7 +439,9 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   });
 
   it('an unknown pattern gets an internal_error reply and is acknowledged', async () => {
-    const reply = await probe.call(request('conversations.delete-everything', { conversationId: randomUUID() }));
+    const reply = await probe.call(
+      request('conversations.delete-everything', { conversationId: randomUUID() }),
+    );
     expect(reply.body).toEqual({ ok: false, error: { code: 'internal_error', detail: expect.any(String) } });
     const next = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }));
     expect(next.body.ok).toBe(true);
@@ -374,43 +455,114 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     });
 
     const cases: Array<[string, string, () => unknown, string[]]> = [
-      ['empty content and unknown sender', ConversationPatterns.sendMessage, () => ({ conversationId, content: '', sender: 'robot' }), ['content', 'sender']],
-      ['content over 10000 characters', ConversationPatterns.sendMessage, () => ({ conversationId, content: 'x'.repeat(10_001), sender: 'agent' }), ['content']],
-      ['content of the wrong type', ConversationPatterns.sendMessage, () => ({ conversationId, content: 42, sender: 'agent' }), ['content']],
-      ['a non-canonical status', ConversationPatterns.changeStatus, () => ({ conversationId, status: 'aktif' }), ['status']],
-      ['a lead without email or phone', ConversationPatterns.captureLead, () => ({ conversationId, name: 'x' }), ['body']],
-      ['a lead with a bad email', ConversationPatterns.captureLead, () => ({ conversationId, email: 'nope' }), ['email']],
+      [
+        'empty content and unknown sender',
+        ConversationPatterns.sendMessage,
+        () => ({ conversationId, content: '', sender: 'robot' }),
+        ['content', 'sender'],
+      ],
+      [
+        'content over 10000 characters',
+        ConversationPatterns.sendMessage,
+        () => ({ conversationId, content: 'x'.repeat(10_001), sender: 'agent' }),
+        ['content'],
+      ],
+      [
+        'content of the wrong type',
+        ConversationPatterns.sendMessage,
+        () => ({ conversationId, content: 42, sender: 'agent' }),
+        ['content'],
+      ],
+      [
+        'a non-canonical status',
+        ConversationPatterns.changeStatus,
+        () => ({ conversationId, status: 'aktif' }),
+        ['status'],
+      ],
+      [
+        'a lead without email or phone',
+        ConversationPatterns.captureLead,
+        () => ({ conversationId, name: 'x' }),
+        ['body'],
+      ],
+      [
+        'a lead with a bad email',
+        ConversationPatterns.captureLead,
+        () => ({ conversationId, email: 'nope' }),
+        ['email'],
+      ],
       ['create with status closed', ConversationPatterns.create, () => ({ status: 'closed' }), ['status']],
-      ['create with a bad first message', ConversationPatterns.create, () => ({ message: { content: 'hi' } }), ['message.sender']],
-      ['create with metadata that is not an object', ConversationPatterns.create, () => ({ metadata: [1, 2] }), ['metadata']],
+      [
+        'create with a bad first message',
+        ConversationPatterns.create,
+        () => ({ message: { content: 'hi' } }),
+        ['message.sender'],
+      ],
+      [
+        'create with metadata that is not an object',
+        ConversationPatterns.create,
+        () => ({ metadata: [1, 2] }),
+        ['metadata'],
+      ],
       ['create without a payload', ConversationPatterns.create, () => undefined, ['body']],
       ['list with limit 0', ConversationPatterns.list, () => ({ limit: 0, offset: 0 }), ['limit']],
-      ['list with a negative offset and an unknown status', ConversationPatterns.list, () => ({ limit: 5, offset: -1, status: 'open' }), ['offset', 'status']],
+      [
+        'list with a negative offset and an unknown status',
+        ConversationPatterns.list,
+        () => ({ limit: 5, offset: -1, status: 'open' }),
+        ['offset', 'status'],
+      ],
     ];
 
-    it.each(cases)('%s gets a validation_failed reply naming the fields', async (_name, pattern, data, fields) => {
-      const before = await stack.query(`SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`, [account.accountId]);
-      const reply = await probe.call(request(pattern, data()));
-      expect(reply.body.ok).toBe(false);
-      const error = (reply.body as { error: any }).error;
-      expect(error.code).toBe('validation_failed');
-      expect(error.errors.map((e: { field: string }) => e.field).sort()).toEqual(fields);
-      const after = await stack.query(`SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`, [account.accountId]);
-      expect(after[0].n).toBe(before[0].n);
-    });
+    it.each(cases)(
+      '%s gets a validation_failed reply naming the fields',
+      async (_name, pattern, data, fields) => {
+        const before = await stack.query(
+          `SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`,
+          [account.accountId],
+        );
+        const reply = await probe.call(request(pattern, data()));
+        expect(reply.body.ok).toBe(false);
+        const error = (reply.body as { error: any }).error;
+        expect(error.code).toBe('validation_failed');
+        expect(error.errors.map((e: { field: string }) => e.field).sort()).toEqual(fields);
+        const after = await stack.query(
+          `SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`,
+          [account.accountId],
+        );
+        expect(after[0].n).toBe(before[0].n);
+      },
+    );
 
     it.each([
-      ['a NUL character in message content', ConversationPatterns.sendMessage, () => ({ conversationId, content: 'a\u0000b', sender: 'agent' })],
-      ['a NUL character in metadata', ConversationPatterns.create, () => ({ metadata: { note: 'a\u0000b' } })],
-      ['an unpaired surrogate in metadata', ConversationPatterns.create, () => ({ metadata: { note: 'bad \ud800 text' } })],
-    ])('%s (unstorable in Postgres) is a validation_failed reply, not an internal error', async (_name, pattern, data) => {
-      const reply = await probe.call(request(pattern, data()));
-      expect(reply.body).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
-      await expectRpcQueueDrained();
-    });
+      [
+        'a NUL character in message content',
+        ConversationPatterns.sendMessage,
+        () => ({ conversationId, content: 'a\u0000b', sender: 'agent' }),
+      ],
+      [
+        'a NUL character in metadata',
+        ConversationPatterns.create,
+        () => ({ metadata: { note: 'a\u0000b' } }),
+      ],
+      [
+        'an unpaired surrogate in metadata',
+        ConversationPatterns.create,
+        () => ({ metadata: { note: 'bad \ud800 text' } }),
+      ],
+    ])(
+      '%s (unstorable in Postgres) is a validation_failed reply, not an internal error',
+      async (_name, pattern, data) => {
+        const reply = await probe.call(request(pattern, data()));
+        expect(reply.body).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+        await expectRpcQueueDrained();
+      },
+    );
 
     it('a non-UUID conversation id is not_found, as over HTTP', async () => {
-      const reply = await probe.call(request(ConversationPatterns.sendMessage, { conversationId: 'nope', content: 'x', sender: 'agent' }));
+      const reply = await probe.call(
+        request(ConversationPatterns.sendMessage, { conversationId: 'nope', content: 'x', sender: 'agent' }),
+      );
       expect(reply.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
     });
 

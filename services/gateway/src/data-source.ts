@@ -8,7 +8,9 @@ import { AccountsAndKeys1763856000001 } from './migrations/1763856000001-account
 
 export const GATEWAY_SCHEMA = 'gateway';
 
-export function gatewayDataSourceOptions(config: Pick<GatewayConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>): DataSourceOptions {
+export function gatewayDataSourceOptions(
+  config: Pick<GatewayConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>,
+): DataSourceOptions {
   return {
     ...postgresOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE, 'gateway'),
     schema: GATEWAY_SCHEMA,

@@ -47,7 +47,11 @@ export class GatewayAppModule {
     const rpcMetrics = new RpcClientMetrics(registry);
     return {
       module: GatewayAppModule,
-      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), requestLoggingModule(logger), OPS_TERMINUS],
+      imports: [
+        TypeOrmModule.forRoot(gatewayDataSourceOptions(config)),
+        requestLoggingModule(logger),
+        OPS_TERMINUS,
+      ],
       controllers: [ConversationsController, AnalyticsController, WebhooksController, ...OPS_CONTROLLERS],
       providers: [
         {
@@ -69,7 +73,8 @@ export class GatewayAppModule {
         {
           provide: ApiKeyAuthenticator,
           inject: [AccountsRepository],
-          useFactory: (accounts: AccountsRepository) => new ApiKeyAuthenticator(accounts, config.AUTH_CACHE_TTL_MS),
+          useFactory: (accounts: AccountsRepository) =>
+            new ApiKeyAuthenticator(accounts, config.AUTH_CACHE_TTL_MS),
         },
         {
           provide: IdempotencyRepository,
@@ -84,7 +89,10 @@ export class GatewayAppModule {
         },
         { provide: REDIS, useValue: redis },
         { provide: GATEWAY_CONFIG, useValue: config },
-        { provide: RateLimits, useFactory: () => new RateLimits(redis, config, logger, new RateLimitMetrics(registry)) },
+        {
+          provide: RateLimits,
+          useFactory: () => new RateLimits(redis, config, logger, new RateLimitMetrics(registry)),
+        },
         { provide: Registry, useValue: registry },
         DrainState,
         gatewayReadiness,

@@ -19,6 +19,11 @@ export function setUpOpenApi(app: INestApplication): void {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `cms_<key id>_<secret>`' })
     .addServer('/')
     .build();
-  const document = applyApiConventions(SwaggerModule.createDocument(app, config, { extraModels: PROBLEM_SCHEMAS }));
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
+  const document = applyApiConventions(
+    SwaggerModule.createDocument(app, config, { extraModels: PROBLEM_SCHEMAS }),
+  );
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+  });
 }

@@ -613,7 +613,10 @@ describe('analytics', () => {
       const summaryOp = res.body.paths['/v1/analytics/summary'].get;
       const seriesOp = res.body.paths['/v1/analytics/timeseries'].get;
       const names = (op: { parameters: Array<{ name: string; in: string }> }) =>
-        op.parameters.filter((p) => p.in === 'query').map((p) => p.name).sort();
+        op.parameters
+          .filter((p) => p.in === 'query')
+          .map((p) => p.name)
+          .sort();
       expect(names(summaryOp)).toEqual(['from', 'to', 'tz']);
       expect(names(seriesOp)).toEqual(['from', 'interval', 'metric', 'to', 'tz']);
       const metric = seriesOp.parameters.find((p: { name: string }) => p.name === 'metric');

@@ -669,7 +669,9 @@ describe('bad input', () => {
 
     // Node's HTTP parser answers these (431, no body) before the API sees them: outside the document.
     it('a 1 MB query string is refused before routing, without a 5xx', async () => {
-      const res = await account.api.get(`/v1/conversations?foo=${'x'.repeat(1_000_000)}`, { contract: false });
+      const res = await account.api.get(`/v1/conversations?foo=${'x'.repeat(1_000_000)}`, {
+        contract: false,
+      });
       expect(res.status).toBe(431);
     });
   });

@@ -62,7 +62,8 @@ describe('OpenAPI document', () => {
   afterAll(() => stack?.close());
 
   const api = () => operations.filter((op) => op.path.startsWith('/v1/'));
-  const responseOf = (op: Operation, status: string) => op.responses[status] as OpenAPIV3.ResponseObject | undefined;
+  const responseOf = (op: Operation, status: string) =>
+    op.responses[status] as OpenAPIV3.ResponseObject | undefined;
   const parameters = (op: Operation) => (op.parameters ?? []) as OpenAPIV3.ParameterObject[];
 
   it('is valid OpenAPI 3 (swagger-parser: structure, $refs, parameters)', async () => {
@@ -85,7 +86,11 @@ describe('OpenAPI document', () => {
     const served = servedRoutes(tree);
     expect(served).toContain('POST /v1/rozmowy/{id}/wiadomości');
     expect(served).toContain('POST /v1/rozmowy/{id}/lead');
-    expect(api().map((op) => `${op.method.toUpperCase()} ${op.path}`).sort()).toEqual(served);
+    expect(
+      api()
+        .map((op) => `${op.method.toUpperCase()} ${op.path}`)
+        .sort(),
+    ).toEqual(served);
   });
 
   it('has the Polish twin of every conversations path and the English twin of every Polish one', () => {
@@ -96,21 +101,33 @@ describe('OpenAPI document', () => {
       key.replace(/\/messages$/, '/wiadomości'),
       key.replace(/\/wiadomości$/, '/messages'),
     ];
-    for (const key of paths) for (const twin of twins(key)) expect({ key, twin, documented: paths.has(twin) }).toEqual({ key, twin, documented: true });
+    for (const key of paths)
+      for (const twin of twins(key))
+        expect({ key, twin, documented: paths.has(twin) }).toEqual({ key, twin, documented: true });
   });
 
   it('requires the bearer API key on every operation', () => {
     expect(raw.components?.securitySchemes?.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
-    for (const op of api()) expect({ op: op.operationId, security: op.security }).toEqual({ op: op.operationId, security: [{ bearer: [] }] });
+    for (const op of api())
+      expect({ op: op.operationId, security: op.security }).toEqual({
+        op: op.operationId,
+        security: [{ bearer: [] }],
+      });
   });
 
   it('documents every parameter spelling: Malay and Polish list parameters, Accept-Language', () => {
     for (const op of api()) {
       const names = parameters(op).map((p) => p.name);
-      expect({ op: op.operationId, acceptLanguage: names.includes('Accept-Language') }).toEqual({ op: op.operationId, acceptLanguage: true });
+      expect({ op: op.operationId, acceptLanguage: names.includes('Accept-Language') }).toEqual({
+        op: op.operationId,
+        acceptLanguage: true,
+      });
       for (const [canonical, spellings] of Object.entries(LIST_QUERY_ALIASES)) {
         if (!names.includes(canonical)) continue;
-        expect({ op: op.operationId, names }).toEqual({ op: op.operationId, names: expect.arrayContaining([...spellings]) });
+        expect({ op: op.operationId, names }).toEqual({
+          op: op.operationId,
+          names: expect.arrayContaining([...spellings]),
+        });
       }
     }
     const list = api().find((op) => op.method === 'get' && op.path === '/v1/rozmowy')!;
@@ -121,18 +138,30 @@ describe('OpenAPI document', () => {
 
   it('gives every body a schema with examples, and every success response a schema with examples', () => {
     for (const op of api()) {
-      const body = (op.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content['application/json']?.schema;
-      if (op.method === 'patch' || (op.method === 'post' && op.path.match(/conversations$|rozmowy$|messages$|wiadomości$|lead$|webhooks$/))) {
+      const body = (op.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content['application/json']
+        ?.schema;
+      if (
+        op.method === 'patch' ||
+        (op.method === 'post' &&
+          op.path.match(/conversations$|rozmowy$|messages$|wiadomości$|lead$|webhooks$/))
+      ) {
         expect({ op: op.operationId, body: !!body }).toEqual({ op: op.operationId, body: true });
       }
-      if (body) expect({ op: op.operationId, missing: withoutExample(body as OpenAPIV3.SchemaObject) }).toEqual({ op: op.operationId, missing: [] });
+      if (body)
+        expect({ op: op.operationId, missing: withoutExample(body as OpenAPIV3.SchemaObject) }).toEqual({
+          op: op.operationId,
+          missing: [],
+        });
       const success = Object.entries(op.responses).filter(([status]) => status.startsWith('2'));
       expect(success).toHaveLength(1);
       const [[status, response]] = success;
       const schema = (response as OpenAPIV3.ResponseObject).content?.['application/json']?.schema;
       if (status === '204') continue;
       expect({ op: op.operationId, schema: !!schema }).toEqual({ op: op.operationId, schema: true });
-      expect({ op: op.operationId, missing: withoutExample(schema as OpenAPIV3.SchemaObject) }).toEqual({ op: op.operationId, missing: [] });
+      expect({ op: op.operationId, missing: withoutExample(schema as OpenAPIV3.SchemaObject) }).toEqual({
+        op: op.operationId,
+        missing: [],
+      });
     }
   });
 
@@ -147,22 +176,33 @@ describe('OpenAPI document', () => {
     };
     for (const op of api()) {
       const errors = Object.keys(op.responses).filter((status) => Number(status) >= 400);
-      expect({ op: op.operationId, errors }).toEqual({ op: op.operationId, errors: expect.arrayContaining(expected(op)) });
+      expect({ op: op.operationId, errors }).toEqual({
+        op: op.operationId,
+        errors: expect.arrayContaining(expected(op)),
+      });
       for (const status of errors) {
         const media = responseOf(op, status)!.content?.['application/problem+json'];
         const schema = media?.schema as OpenAPIV3.SchemaObject;
-        expect(schema?.required).toEqual(expect.arrayContaining(['type', 'title', 'status', 'detail', 'code', 'request_id']));
+        expect(schema?.required).toEqual(
+          expect.arrayContaining(['type', 'title', 'status', 'detail', 'code', 'request_id']),
+        );
         const examples = Object.values(media?.examples ?? {}) as OpenAPIV3.ExampleObject[];
         expect(examples.length).toBeGreaterThan(0);
-        for (const example of examples) expect({ op: op.operationId, status: String(example.value.status) }).toEqual({ op: op.operationId, status });
+        for (const example of examples)
+          expect({ op: op.operationId, status: String(example.value.status) }).toEqual({
+            op: op.operationId,
+            status,
+          });
       }
     }
     const create = api().find((op) => op.method === 'post' && op.path === '/v1/conversations')!;
-    expect(Object.keys(responseOf(create, '409')!.content!['application/problem+json'].examples!)).toEqual(['idempotency_key_in_use']);
+    expect(Object.keys(responseOf(create, '409')!.content!['application/problem+json'].examples!)).toEqual([
+      'idempotency_key_in_use',
+    ]);
     const send = api().find((op) => op.method === 'post' && op.path === '/v1/rozmowy/{id}/wiadomości')!;
-    expect(Object.keys(responseOf(send, '409')!.content!['application/problem+json'].examples!).sort()).toEqual(
-      ['conversation_closed', 'idempotency_key_in_use'],
-    );
+    expect(
+      Object.keys(responseOf(send, '409')!.content!['application/problem+json'].examples!).sort(),
+    ).toEqual(['conversation_closed', 'idempotency_key_in_use']);
   });
 
   it('documents the headers: X-Request-Id everywhere, rate limits, Retry-After on 429, WWW-Authenticate on 401', () => {
@@ -171,9 +211,24 @@ describe('OpenAPI document', () => {
         const headers = Object.keys(response.headers ?? {});
         const where = `${op.operationId} ${status}`;
         expect({ where, headers }).toEqual({ where, headers: expect.arrayContaining(['X-Request-Id']) });
-        if (status === '401') expect({ where, headers }).toEqual({ where, headers: expect.arrayContaining(['WWW-Authenticate']) });
-        else expect({ where, headers }).toEqual({ where, headers: expect.arrayContaining(['RateLimit-Policy', 'RateLimit', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) });
-        if (status === '429') expect({ where, headers }).toEqual({ where, headers: expect.arrayContaining(['Retry-After']) });
+        if (status === '401')
+          expect({ where, headers }).toEqual({
+            where,
+            headers: expect.arrayContaining(['WWW-Authenticate']),
+          });
+        else
+          expect({ where, headers }).toEqual({
+            where,
+            headers: expect.arrayContaining([
+              'RateLimit-Policy',
+              'RateLimit',
+              'X-RateLimit-Limit',
+              'X-RateLimit-Remaining',
+              'X-RateLimit-Reset',
+            ]),
+          });
+        if (status === '429')
+          expect({ where, headers }).toEqual({ where, headers: expect.arrayContaining(['Retry-After']) });
       }
     }
   });

@@ -30,14 +30,29 @@ async function timed(request: Promise<ApiResponse>): Promise<Timed> {
 function expectProblem(response: ApiResponse, status: number, code: string) {
   expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(response.body).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) });
+  expect(response.body).toMatchObject({
+    status,
+    code,
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
 }
 
 function rpcQueueState(): { ready: number; unacked: number; consumers: number } {
   const output = execFileSync(
     'rabbitmqctl',
-    ['-q', 'list_queues', '-p', process.env.TEST_RUN_ID!, 'name', 'messages_ready', 'messages_unacknowledged', 'consumers', '--no-table-headers'],
+    [
+      '-q',
+      'list_queues',
+      '-p',
+      process.env.TEST_RUN_ID!,
+      'name',
+      'messages_ready',
+      'messages_unacknowledged',
+      'consumers',
+      '--no-table-headers',
+    ],
     { encoding: 'utf8' },
   );
   const line = output.split('\n').find((l) => l.trim().split(/\s+/)[0] === CONVERSATIONS_RPC_QUEUE);
@@ -48,10 +63,14 @@ function rpcQueueState(): { ready: number; unacked: number; consumers: number } 
 
 /** Waits until the real service has consumed and acknowledged everything in the RPC queue. */
 async function rpcQueueDrained(): Promise<void> {
-  await eventually(() => {
-    expect(rpcQueueState()).toEqual({ ready: 0, unacked: 0, consumers: 1 });
-    return true;
-  }, 15_000, 250);
+  await eventually(
+    () => {
+      expect(rpcQueueState()).toEqual({ ready: 0, unacked: 0, consumers: 1 });
+      return true;
+    },
+    15_000,
+    250,
+  );
 }
 
 /** Stands in for a hung conversations replica: takes commands off the queue and never answers. */
@@ -68,7 +87,9 @@ class SilentConsumer {
     const channel = await connection.createChannel();
     await channel.prefetch(prefetch);
     const consumer = new SilentConsumer(connection, channel);
-    await channel.consume(CONVERSATIONS_RPC_QUEUE, (message) => message && consumer.held.push(message), { noAck: false });
+    await channel.consume(CONVERSATIONS_RPC_QUEUE, (message) => message && consumer.held.push(message), {
+      noAck: false,
+    });
     return consumer;
   }
 
@@ -102,10 +123,10 @@ describe('gateway RPC availability', () => {
 
   const subjectsStored = async (subjects: string[]) =>
     (
-      await stack.query(`SELECT subject FROM conversations.conversations WHERE account_id = $1 AND subject = ANY($2)`, [
-        account.accountId,
-        subjects,
-      ])
+      await stack.query(
+        `SELECT subject FROM conversations.conversations WHERE account_id = $1 AND subject = ANY($2)`,
+        [account.accountId, subjects],
+      )
     ).map((row) => row.subject);
 
   /** One of each operation: reads and writes. */
@@ -113,9 +134,15 @@ describe('gateway RPC availability', () => {
     ['list', () => api.get('/v1/conversations')],
     ['get', () => api.get(`/v1/conversations/${conversationId}`)],
     ['create', () => api.post('/v1/conversations', { subject })],
-    ['send message', () => api.post(`/v1/conversations/${conversationId}/messages`, { content: subject, sender: 'agent' })],
+    [
+      'send message',
+      () => api.post(`/v1/conversations/${conversationId}/messages`, { content: subject, sender: 'agent' }),
+    ],
     ['change status', () => api.patch(`/v1/conversations/${conversationId}`, { status: 'pending' })],
-    ['capture lead', () => api.post(`/v1/conversations/${conversationId}/lead`, { email: 'lead@example.com' })],
+    [
+      'capture lead',
+      () => api.post(`/v1/conversations/${conversationId}/lead`, { email: 'lead@example.com' }),
+    ],
   ];
 
   it('the first request right after the service stops is already a prompt 503, not a 504 after the timeout', async () => {
@@ -125,7 +152,9 @@ describe('gateway RPC availability', () => {
     const subject = `right after the stop ${randomUUID()}`;
     const read = await timed(api.get('/v1/conversations'));
     const write = await timed(api.post('/v1/conversations', { subject }));
-    expect([read, write].map((r) => ({ status: r.status, code: r.body?.code, prompt: r.elapsedMs < PROMPT_MS }))).toEqual([
+    expect(
+      [read, write].map((r) => ({ status: r.status, code: r.body?.code, prompt: r.elapsedMs < PROMPT_MS })),
+    ).toEqual([
       { status: 503, code: 'service_unavailable', prompt: true },
       { status: 503, code: 'service_unavailable', prompt: true },
     ]);
@@ -168,15 +197,23 @@ describe('gateway RPC availability', () => {
     await rpcQueueDrained();
     // Nothing from the outage was applied afterwards.
     expect(await subjectsStored([subject])).toEqual([]);
-    const [row] = await stack.query(`SELECT status, message_count FROM conversations.conversations WHERE id = $1`, [conversationId]);
+    const [row] = await stack.query(
+      `SELECT status, message_count FROM conversations.conversations WHERE id = $1`,
+      [conversationId],
+    );
     expect(row).toEqual({ status: 'active', message_count: 0 });
-    const leads = await stack.query(`SELECT id FROM conversations.leads WHERE conversation_id = $1`, [conversationId]);
+    const leads = await stack.query(`SELECT id FROM conversations.leads WHERE conversation_id = $1`, [
+      conversationId,
+    ]);
     expect(leads).toEqual([]);
   });
 
   it('after the service comes back, the same gateway (not restarted) serves reads and writes again', async () => {
     await stack.stopConversations();
-    await eventually(async () => (await api.get(`/v1/conversations/${conversationId}`)).status === 503, 15_000);
+    await eventually(
+      async () => (await api.get(`/v1/conversations/${conversationId}`)).status === 503,
+      15_000,
+    );
     await stack.startConversations();
 
     const read = await eventually(async () => {
@@ -189,7 +226,10 @@ describe('gateway RPC availability', () => {
     expect(list.status).toBe(200);
     const created = await api.post('/v1/conversations', { subject: 'back' });
     expect(created.status).toBe(201);
-    const message = await api.post(`/v1/conversations/${conversationId}/messages`, { content: 'hello again', sender: 'visitor' });
+    const message = await api.post(`/v1/conversations/${conversationId}/messages`, {
+      content: 'hello again',
+      sender: 'visitor',
+    });
     expect(message.status).toBe(201);
     const pending = await api.patch(`/v1/conversations/${conversationId}`, { status: 'pending' });
     expect(pending.status).toBe(200);
@@ -255,10 +295,10 @@ describe('gateway RPC availability', () => {
     expect(after.body.id).toBeDefined();
     await rpcQueueDrained();
     expect(await subjectsStored(subjects)).toEqual([]);
-    const messages = await stack.query(`SELECT content FROM conversations.messages WHERE conversation_id = $1 AND content = $2`, [
-      conversationId,
-      subjects[1],
-    ]);
+    const messages = await stack.query(
+      `SELECT content FROM conversations.messages WHERE conversation_id = $1 AND content = $2`,
+      [conversationId, subjects[1]],
+    );
     expect(messages).toEqual([]);
   });
 

@@ -13,6 +13,11 @@ describe('smoke', () => {
     expect(created.status).toBe(201);
     const read = await api.get(`/v1/rozmowy/${created.body.id}`);
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ id: created.body.id, status: 'aktywne', subject: 'Hello', messages: [] });
+    expect(read.body).toMatchObject({
+      id: created.body.id,
+      status: 'aktywne',
+      subject: 'Hello',
+      messages: [],
+    });
   });
 });

@@ -23,8 +23,13 @@ function runService(name: string, env: Record<string, string>): Promise<Exit> {
       process.execPath,
       ['-r', '@swc-node/register', main],
       // Dependencies that do not exist: had the configuration passed, start-up would fail on them instead.
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? ((error.code as number | null) ?? null) : 0, stdout, stderr }),
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', ...env },
+        timeout: 30_000,
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error.code as number | null) ?? null) : 0, stdout, stderr }),
     );
   });
 }
@@ -52,7 +57,10 @@ describe('a wrong configuration value stops start-up, naming the variable', () =
       AMQP_URL: 'http://admin:hunter2-secret@127.0.0.1',
     });
     expect(exit.code).toBe(1);
-    const named = exit.stderr.match(/^ {2}- [A-Z_]+(?=:)/gm)?.map((line) => line.slice(4)).sort();
+    const named = exit.stderr
+      .match(/^ {2}- [A-Z_]+(?=:)/gm)
+      ?.map((line) => line.slice(4))
+      .sort();
     expect(named).toEqual(['AMQP_URL', 'LOG_LEVEL', 'WEBHOOK_TIMEOUT_MS']);
     expect(exit.stderr).not.toContain('hunter2-secret');
   });

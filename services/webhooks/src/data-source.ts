@@ -6,7 +6,9 @@ import { WebhooksSchema1764100000000 } from './migrations/1764100000000-webhooks
 export const WEBHOOKS_SCHEMA = 'webhooks';
 
 /** The webhooks service's own schema; its repositories speak SQL, so it maps no entities. */
-export function webhooksDataSourceOptions(config: Pick<WebhooksConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>): DataSourceOptions {
+export function webhooksDataSourceOptions(
+  config: Pick<WebhooksConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>,
+): DataSourceOptions {
   return {
     ...postgresOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE, 'webhooks'),
     schema: WEBHOOKS_SCHEMA,

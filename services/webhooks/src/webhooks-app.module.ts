@@ -42,7 +42,11 @@ export class WebhooksAppModule {
         { provide: WebhookSender, useFactory: () => new WebhookSender(targets, config.WEBHOOK_TIMEOUT_MS) },
         SubscriptionsRepository,
         DeliveriesRepository,
-        { provide: CommandLog, useFactory: (db: DataSource) => new CommandLog(db, WEBHOOKS_SCHEMA), inject: [DataSource] },
+        {
+          provide: CommandLog,
+          useFactory: (db: DataSource) => new CommandLog(db, WEBHOOKS_SCHEMA),
+          inject: [DataSource],
+        },
         WebhooksService,
         Dispatcher,
         EventConsumer,

@@ -55,10 +55,15 @@ describe('webhook delivery', () => {
 
   /** Makes each of the four public events happen once on a new conversation. */
   async function allFourEvents(account: TestAccount): Promise<string> {
-    const created = await account.api.post('/v1/conversations', { subject: 'Webhooks', message: { sender: 'visitor', content: 'Hi' } });
+    const created = await account.api.post('/v1/conversations', {
+      subject: 'Webhooks',
+      message: { sender: 'visitor', content: 'Hi' },
+    });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    expect((await account.api.post(`/v1/conversations/${id}/lead`, { email: 'ada@example.com' })).status).toBe(201);
+    expect(
+      (await account.api.post(`/v1/conversations/${id}/lead`, { email: 'ada@example.com' })).status,
+    ).toBe(201);
     expect((await account.api.patch(`/v1/conversations/${id}`, { status: 'closed' })).status).toBe(200);
     return id;
   }
@@ -110,7 +115,11 @@ describe('webhook delivery', () => {
       expect(list.body.data[0]?.status).toBe('succeeded');
       return list.body.data[0];
     });
-    expect(delivery).toMatchObject({ event_id: first.headers['webhook-id'], attempt_count: 2, last_status_code: 204 });
+    expect(delivery).toMatchObject({
+      event_id: first.headers['webhook-id'],
+      attempt_count: 2,
+      last_status_code: 204,
+    });
     const detail = await account.api.get(`/v1/webhooks/${hook.id}/deliveries/${delivery.id}`);
     expect(detail.status).toBe(200);
     expect(detail.body.attempts).toEqual([
@@ -139,12 +148,22 @@ describe('webhook delivery', () => {
     const conversation = await account.api.post('/v1/conversations', {});
     await account.api.post(`/v1/conversations/${conversation.body.id}/lead`, { phone: '+48 22 123 45 67' });
 
-    const [failed] = await eventually(async () => {
-      const found = await deliveries(account, hook.id, '?status=failed');
-      expect(found).toHaveLength(1);
-      return found;
-    }, 15_000, 200);
-    expect(failed).toMatchObject({ status: 'failed', attempt_count: 4, next_attempt_at: null, last_status_code: null, event_type: 'lead.captured' });
+    const [failed] = await eventually(
+      async () => {
+        const found = await deliveries(account, hook.id, '?status=failed');
+        expect(found).toHaveLength(1);
+        return found;
+      },
+      15_000,
+      200,
+    );
+    expect(failed).toMatchObject({
+      status: 'failed',
+      attempt_count: 4,
+      next_attempt_at: null,
+      last_status_code: null,
+      event_type: 'lead.captured',
+    });
     expect(failed.completed_at).not.toBeNull();
     const detail = await attemptsOf(account, hook.id, failed.id);
     expect(detail.attempts.map((a: any) => a.attempt)).toEqual([1, 2, 3, 4]);
@@ -177,13 +196,23 @@ describe('webhook delivery', () => {
       return found;
     });
     expect(done).toMatchObject({ attempt_count: 5, last_status_code: 200 });
-    expect(done.attempts[4]).toMatchObject({ attempt: 5, status_code: 200, response_body: 'ok', error: null });
+    expect(done.attempts[4]).toMatchObject({
+      attempt: 5,
+      status_code: 200,
+      response_body: 'ok',
+      error: null,
+    });
     expect((await account.api.get(`/v1/webhooks/${hook.id}`)).body.failing_since).toBeNull();
     // a succeeded delivery can be sent again too; a pending one cannot
     target.answer('hang');
-    expect((await account.api.post(`/v1/webhooks/${hook.id}/deliveries/${failed.id}/retry`)).status).toBe(202);
+    expect((await account.api.post(`/v1/webhooks/${hook.id}/deliveries/${failed.id}/retry`)).status).toBe(
+      202,
+    );
     const pending = await account.api.post(`/v1/webhooks/${hook.id}/deliveries/${failed.id}/retry`);
-    expect({ status: pending.status, code: pending.body.code }).toEqual({ status: 409, code: 'delivery_pending' });
+    expect({ status: pending.status, code: pending.body.code }).toEqual({
+      status: 409,
+      code: 'delivery_pending',
+    });
   });
 
   it('a hanging receiver does not delay deliveries to a healthy one', async () => {
@@ -200,17 +229,23 @@ describe('webhook delivery', () => {
       expect((await account.api.post('/v1/conversations', { subject: `n${i}` })).status).toBe(201);
     }
     const received = await healthy.waitFor(count, () => true, 10_000);
-    const latencies = received.map((r) => r.receivedAt - sentAt[Number(/n(\d+)/.exec(r.json.data.conversation.subject)![1])]);
+    const latencies = received.map(
+      (r) => r.receivedAt - sentAt[Number(/n(\d+)/.exec(r.json.data.conversation.subject)![1])],
+    );
     expect(Math.max(...latencies)).toBeLessThan(1500);
     // The hanging endpoint holds at most its own concurrency (8) at once.
     expect(hanging.received.length).toBeLessThanOrEqual(8);
     expect(hanging.received.length).toBeGreaterThan(0);
     // Its attempts time out (2 s here, 10 s by default) and are logged as such.
-    const timedOut = await eventually(async () => {
-      const found = (await deliveries(account, slow.id, '?limit=100')).filter((d) => d.attempt_count > 0);
-      expect(found.length).toBeGreaterThan(0);
-      return found[0];
-    }, 10_000, 200);
+    const timedOut = await eventually(
+      async () => {
+        const found = (await deliveries(account, slow.id, '?limit=100')).filter((d) => d.attempt_count > 0);
+        expect(found.length).toBeGreaterThan(0);
+        return found[0];
+      },
+      10_000,
+      200,
+    );
     const detail = await attemptsOf(account, slow.id, timedOut.id);
     expect(detail.attempts[0]).toMatchObject({ status_code: null, error: 'timed out after 2000 ms' });
     expect(detail.attempts[0].duration_ms).toBeGreaterThanOrEqual(1900);
@@ -222,7 +257,10 @@ describe('webhook delivery', () => {
     const [disabledTarget, deletedTarget, control] = [await receiver(), await receiver(), await receiver()];
     const disabled = await subscribe(account, disabledTarget.url, { events: ['conversation.started'] });
     const deleted = await subscribe(account, deletedTarget.url, { events: ['conversation.started'] });
-    const created = await subscribe(account, control.url, { events: ['conversation.started'], status: 'disabled' });
+    const created = await subscribe(account, control.url, {
+      events: ['conversation.started'],
+      status: 'disabled',
+    });
     expect((await account.api.patch(`/v1/webhooks/${disabled.id}`, { status: 'disabled' })).status).toBe(200);
     expect((await account.api.request('DELETE', `/v1/webhooks/${deleted.id}`)).status).toBe(204);
     expect((await account.api.patch(`/v1/webhooks/${created.id}`, { status: 'enabled' })).status).toBe(200);
@@ -251,7 +289,9 @@ describe('webhook delivery', () => {
     const [paused] = await deliveries(account, hook.id);
     expect(paused).toMatchObject({ status: 'pending', next_attempt_at: null });
     // Paused: off the dispatchers' due index until re-enabled.
-    const [row] = await stack.query(`SELECT next_attempt_at FROM webhooks.deliveries WHERE id = $1`, [paused.id]);
+    const [row] = await stack.query(`SELECT next_attempt_at FROM webhooks.deliveries WHERE id = $1`, [
+      paused.id,
+    ]);
     expect(row.next_attempt_at).toBeNull();
     expect(target.received).toHaveLength(1);
     expect((await account.api.patch(`/v1/webhooks/${hook.id}`, { status: 'enabled' })).status).toBe(200);
@@ -272,7 +312,11 @@ describe('webhook delivery', () => {
       return read.body;
     });
     expect(disabled.disabled_reason).toBe('endpoint_gone');
-    expect((await deliveries(account, hook.id))[0]).toMatchObject({ status: 'failed', attempt_count: 1, last_status_code: 410 });
+    expect((await deliveries(account, hook.id))[0]).toMatchObject({
+      status: 'failed',
+      attempt_count: 1,
+      last_status_code: 410,
+    });
     await account.api.post('/v1/conversations', {});
     const test = await account.api.post(`/v1/webhooks/${hook.id}/test`);
     expect({ status: test.status, code: test.body.code }).toEqual({ status: 409, code: 'webhook_disabled' });
@@ -282,7 +326,9 @@ describe('webhook delivery', () => {
   it.each([429, 503])('honours Retry-After on a %i', async (status) => {
     const account = await stack.createAccount();
     const target = await receiver();
-    target.answer((_, index) => (index === 0 ? { status, headers: { 'retry-after': '3' } } : { status: 200 }));
+    target.answer((_, index) =>
+      index === 0 ? { status, headers: { 'retry-after': '3' } } : { status: 200 },
+    );
     await subscribe(account, target.url, { events: ['conversation.started'] });
     await account.api.post('/v1/conversations', {});
     const [first, second] = await target.waitFor(2, () => true, 10_000);
@@ -295,7 +341,10 @@ describe('webhook delivery', () => {
     const target = await receiver();
     target.answer({ status: 500 });
     const hook = await subscribe(account, target.url, { events: ['conversation.started'] });
-    await stack.query(`UPDATE webhooks.subscriptions SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, [hook.id]);
+    await stack.query(
+      `UPDATE webhooks.subscriptions SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`,
+      [hook.id],
+    );
     await account.api.post('/v1/conversations', {});
     await target.waitFor(1);
     const read = await eventually(async () => {
@@ -304,7 +353,10 @@ describe('webhook delivery', () => {
       return found.body;
     });
     expect(read.disabled_reason).toBe('failing');
-    const [row] = await stack.query(`SELECT status, next_attempt_at FROM webhooks.deliveries WHERE subscription_id = $1`, [hook.id]);
+    const [row] = await stack.query(
+      `SELECT status, next_attempt_at FROM webhooks.deliveries WHERE subscription_id = $1`,
+      [hook.id],
+    );
     expect(row).toEqual({ status: 'pending', next_attempt_at: null });
     expect(target.received).toHaveLength(1);
   });
@@ -314,7 +366,10 @@ describe('webhook delivery', () => {
     const target = await receiver();
     target.answer((_, index) => (index === 0 ? { status: 500 } : { status: 200 }));
     const hook = await subscribe(account, target.url, { events: ['conversation.started'] });
-    await stack.query(`UPDATE webhooks.subscriptions SET failing_since = now() - interval '4 days' WHERE id = $1`, [hook.id]);
+    await stack.query(
+      `UPDATE webhooks.subscriptions SET failing_since = now() - interval '4 days' WHERE id = $1`,
+      [hook.id],
+    );
     await account.api.post('/v1/conversations', {});
     await target.waitFor(2);
     await eventually(async () => {
@@ -329,9 +384,16 @@ describe('webhook delivery', () => {
     const [target, other] = [await receiver(), await receiver()];
     const hook = await subscribe(account, target.url, { dialect: 'pl' });
     await subscribe(account, other.url);
-    const test = await account.api.post(`/v1/webhooks/${hook.id}/test`, undefined, { headers: { 'accept-language': 'ms' } });
+    const test = await account.api.post(`/v1/webhooks/${hook.id}/test`, undefined, {
+      headers: { 'accept-language': 'ms' },
+    });
     expect(test.status).toBe(202);
-    expect(test.body).toMatchObject({ webhook_id: hook.id, event_type: 'webhook.test', status: 'pending', attempt_count: 0 });
+    expect(test.body).toMatchObject({
+      webhook_id: hook.id,
+      event_type: 'webhook.test',
+      status: 'pending',
+      attempt_count: 0,
+    });
     const [received] = await target.waitFor(1);
     const payload = verify(hook.secret, received);
     expect(payload).toEqual({

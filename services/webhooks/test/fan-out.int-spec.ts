@@ -16,7 +16,9 @@ import { eventually, TestAccount, TestStack, WebhookReceiver } from '@app/testin
  */
 
 function rabbitmqctl(...args: string[]): string[][] {
-  return execFileSync('rabbitmqctl', ['-q', ...args, '-p', process.env.TEST_RUN_ID!, '--no-table-headers'], { encoding: 'utf8' })
+  return execFileSync('rabbitmqctl', ['-q', ...args, '-p', process.env.TEST_RUN_ID!, '--no-table-headers'], {
+    encoding: 'utf8',
+  })
     .split('\n')
     .filter((line) => line.trim())
     .map((line) => line.split('\t'));
@@ -68,15 +70,25 @@ describe('fan-out from conversations.events', () => {
   const ids = () => receiver.received.map((r) => r.headers['webhook-id']);
 
   it('its queue is durable, bound to exactly the four public types, dead-letters into its own queue, and consumed with manual acks and a prefetch', () => {
-    const queues = Object.fromEntries(rabbitmqctl('list_queues', 'name', 'durable', 'arguments').map(([name, ...rest]) => [name, rest]));
+    const queues = Object.fromEntries(
+      rabbitmqctl('list_queues', 'name', 'durable', 'arguments').map(([name, ...rest]) => [name, rest]),
+    );
     expect(queues[WEBHOOKS_EVENTS_QUEUE][0]).toBe('true');
     expect(queues[WEBHOOKS_EVENTS_QUEUE][1]).toContain(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE);
     expect(queues[WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE][0]).toBe('true');
     const bindings = rabbitmqctl('list_bindings', 'source_name', 'destination_name', 'routing_key')
-      .filter(([source, destination]) => source === CONVERSATIONS_EVENTS_EXCHANGE && destination === WEBHOOKS_EVENTS_QUEUE)
+      .filter(
+        ([source, destination]) =>
+          source === CONVERSATIONS_EVENTS_EXCHANGE && destination === WEBHOOKS_EVENTS_QUEUE,
+      )
       .map(([, , key]) => key)
       .sort();
-    expect(bindings).toEqual(['conversation.closed', 'conversation.started', 'lead.captured', 'message.received']);
+    expect(bindings).toEqual([
+      'conversation.closed',
+      'conversation.started',
+      'lead.captured',
+      'message.received',
+    ]);
     const consumers = rabbitmqctl('list_consumers', 'queue_name', 'ack_required', 'prefetch_count').filter(
       ([queue]) => queue === WEBHOOKS_EVENTS_QUEUE,
     );
@@ -94,14 +106,17 @@ describe('fan-out from conversations.events', () => {
     await publish(fence.type, fence);
     await receiver.waitFor(1, (r) => r.headers['webhook-id'] === fence.id);
     expect(ids().filter((id) => id === event.id)).toHaveLength(1);
-    const rows = await stack.query(`SELECT count(*)::int AS n FROM webhooks.deliveries WHERE event_id = $1`, [event.id]);
+    const rows = await stack.query(`SELECT count(*)::int AS n FROM webhooks.deliveries WHERE event_id = $1`, [
+      event.id,
+    ]);
     expect(rows[0].n).toBe(1);
   });
 
   it('the same event twice in one batch is one delivery', async () => {
     const event = cloudEvent('message.received');
     const fence = cloudEvent('conversation.closed');
-    for (const body of [event, event, event, fence]) channel.publish(CONVERSATIONS_EVENTS_EXCHANGE, body.type, Buffer.from(JSON.stringify(body)));
+    for (const body of [event, event, event, fence])
+      channel.publish(CONVERSATIONS_EVENTS_EXCHANGE, body.type, Buffer.from(JSON.stringify(body)));
     await (channel as unknown as { waitForConfirms(): Promise<void> }).waitForConfirms();
     await receiver.waitFor(1, (r) => r.headers['webhook-id'] === fence.id);
     await receiver.waitFor(1, (r) => r.headers['webhook-id'] === event.id);
@@ -121,12 +136,16 @@ describe('fan-out from conversations.events', () => {
     const after = cloudEvent();
     await publish(after.type, after);
     await receiver.waitFor(1, (r) => r.headers['webhook-id'] === after.id);
-    const [queue] = rabbitmqctl('list_queues', 'name', 'messages').filter(([name]) => name === WEBHOOKS_EVENTS_QUEUE);
+    const [queue] = rabbitmqctl('list_queues', 'name', 'messages').filter(
+      ([name]) => name === WEBHOOKS_EVENTS_QUEUE,
+    );
     expect(queue[1]).toBe('0');
   });
 
   function deadLettered(): number {
-    const [row] = rabbitmqctl('list_queues', 'name', 'messages').filter(([name]) => name === WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE);
+    const [row] = rabbitmqctl('list_queues', 'name', 'messages').filter(
+      ([name]) => name === WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE,
+    );
     return Number(row[1]);
   }
 

@@ -21,7 +21,10 @@ describe('webhook targets (SSRF)', () => {
       if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
       return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     });
-    stack = await TestStack.start({ webhooks: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, webhookTargets: targets });
+    stack = await TestStack.start({
+      webhooks: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' },
+      webhookTargets: targets,
+    });
     account = await stack.createAccount();
     receiver = await WebhookReceiver.start();
   });
@@ -48,7 +51,11 @@ describe('webhook targets (SSRF)', () => {
     ['localhost', 'https://localhost/x', 'local or metadata name'],
     ['metadata name', 'https://metadata.google.internal/computeMetadata/v1/', 'local or metadata name'],
     ['a name resolving to a private address', 'https://intranet.example.com/x', 'resolves to 10.1.2.3'],
-    ['a name with one private address among public ones', 'https://mixed.example.com/x', 'resolves to 127.0.0.1'],
+    [
+      'a name with one private address among public ones',
+      'https://mixed.example.com/x',
+      'resolves to 127.0.0.1',
+    ],
     ['an unresolvable name', 'https://nowhere.example.com/x', 'could not be resolved'],
   ])('refuses %s at create and at update', async (_name, url, reason) => {
     dns['intranet.example.com'] = ['10.1.2.3'];
@@ -58,7 +65,11 @@ describe('webhook targets (SSRF)', () => {
     expect(created.body.errors[0].message).toContain(reason);
 
     dns['fine.example.com'] = ['93.184.216.34'];
-    const ok = await account.api.post('/v1/webhooks', { url: 'https://fine.example.com/hooks', events: ['*'], status: 'disabled' });
+    const ok = await account.api.post('/v1/webhooks', {
+      url: 'https://fine.example.com/hooks',
+      events: ['*'],
+      status: 'disabled',
+    });
     expect(ok.status).toBe(201);
     const path = `/v1/webhooks/${ok.body.id}`;
     expectValidation(await account.api.patch(path, { url }), path, ['url']);
@@ -75,12 +86,16 @@ describe('webhook targets (SSRF)', () => {
     dns[host] = ['127.0.0.1'];
     lookups.length = 0;
     await account.api.post('/v1/conversations', {});
-    const attempts = await eventually(async () => {
-      const [delivery] = (await account.api.get(`/v1/webhooks/${created.body.id}/deliveries`)).body.data;
-      const detail = await account.api.get(`/v1/webhooks/${created.body.id}/deliveries/${delivery.id}`);
-      expect(detail.body.attempts.length).toBeGreaterThanOrEqual(2);
-      return detail.body.attempts;
-    }, 15_000, 200);
+    const attempts = await eventually(
+      async () => {
+        const [delivery] = (await account.api.get(`/v1/webhooks/${created.body.id}/deliveries`)).body.data;
+        const detail = await account.api.get(`/v1/webhooks/${created.body.id}/deliveries/${delivery.id}`);
+        expect(detail.body.attempts.length).toBeGreaterThanOrEqual(2);
+        return detail.body.attempts;
+      },
+      15_000,
+      200,
+    );
     expect(attempts[0]).toMatchObject({
       status_code: null,
       error: `target refused: host ${host} resolves to 127.0.0.1, a loopback address`,
@@ -91,19 +106,29 @@ describe('webhook targets (SSRF)', () => {
 
   it('checks IP literals at send time too (a subscription stored before the policy)', async () => {
     dns['legacy.example.com'] = ['93.184.216.34'];
-    const created = await account.api.post('/v1/webhooks', { url: 'https://legacy.example.com/hooks', events: ['conversation.started'] });
+    const created = await account.api.post('/v1/webhooks', {
+      url: 'https://legacy.example.com/hooks',
+      events: ['conversation.started'],
+    });
     expect(created.status).toBe(201);
     await stack.query(`UPDATE webhooks.subscriptions SET url = $2 WHERE id = $1`, [
       created.body.id,
       `http://127.0.0.1:${receiver.port}/hooks`,
     ]);
     await account.api.post('/v1/conversations', {});
-    const attempt = await eventually(async () => {
-      const [delivery] = (await account.api.get(`/v1/webhooks/${created.body.id}/deliveries`)).body.data;
-      const detail = await account.api.get(`/v1/webhooks/${created.body.id}/deliveries/${delivery.id}`);
-      return detail.body.attempts[0];
-    }, 10_000, 200);
-    expect(attempt).toMatchObject({ status_code: null, error: 'target refused: 127.0.0.1 is a loopback address' });
+    const attempt = await eventually(
+      async () => {
+        const [delivery] = (await account.api.get(`/v1/webhooks/${created.body.id}/deliveries`)).body.data;
+        const detail = await account.api.get(`/v1/webhooks/${created.body.id}/deliveries/${delivery.id}`);
+        return detail.body.attempts[0];
+      },
+      10_000,
+      200,
+    );
+    expect(attempt).toMatchObject({
+      status_code: null,
+      error: 'target refused: 127.0.0.1 is a loopback address',
+    });
     expect(receiver.connections).toBe(0);
   });
 });

@@ -23,7 +23,10 @@ describe('webhook subscriptions API', () => {
   });
   afterAll(() => stack?.close());
 
-  async function create(body: Record<string, unknown> = {}, who: TestAccount = account): Promise<ApiResponse> {
+  async function create(
+    body: Record<string, unknown> = {},
+    who: TestAccount = account,
+  ): Promise<ApiResponse> {
     const response = await who.api.post('/v1/webhooks', { url: URL, events: ['*'], ...body });
     expect(response.status).toBe(201);
     return response;
@@ -31,7 +34,10 @@ describe('webhook subscriptions API', () => {
 
   describe('create', () => {
     it('answers 201 with the subscription and its secret, shown in full only now', async () => {
-      const response = await create({ events: ['conversation.started', 'mesej.diterima'], description: 'CRM sync' });
+      const response = await create({
+        events: ['conversation.started', 'mesej.diterima'],
+        description: 'CRM sync',
+      });
       expect(response.body).toEqual({
         id: expect.stringMatching(UUID),
         url: URL,
@@ -56,10 +62,21 @@ describe('webhook subscriptions API', () => {
 
     it('accepts event names in every dialect, mixed, and stores them once each', async () => {
       const response = await create({
-        events: ['rozmowa.rozpoczęta', 'perbualan.dimulakan', 'wiadomość.odebrana'.normalize('NFD'), 'MEMIMPIN.DITAWAN', 'perbualan.tertutup'],
+        events: [
+          'rozmowa.rozpoczęta',
+          'perbualan.dimulakan',
+          'wiadomość.odebrana'.normalize('NFD'),
+          'MEMIMPIN.DITAWAN',
+          'perbualan.tertutup',
+        ],
         dialect: 'pl',
       });
-      expect(response.body.events).toEqual(['conversation.closed', 'conversation.started', 'lead.captured', 'message.received']);
+      expect(response.body.events).toEqual([
+        'conversation.closed',
+        'conversation.started',
+        'lead.captured',
+        'message.received',
+      ]);
       expect(response.body.dialect).toBe('pl');
     });
 
@@ -76,7 +93,10 @@ describe('webhook subscriptions API', () => {
     });
 
     it('refuses an unknown event name with a 400 that lists the valid ones', async () => {
-      const response = await account.api.post('/v1/webhooks', { url: URL, events: ['conversation.started', 'message.sent'] });
+      const response = await account.api.post('/v1/webhooks', {
+        url: URL,
+        events: ['conversation.started', 'message.sent'],
+      });
       expectValidation(response, '/v1/webhooks', ['events']);
       expect(response.body.errors[0].message).toContain('"message.sent"');
       for (const name of ALL_SPELLINGS) expect(response.body.errors[0].message).toContain(name);
@@ -111,7 +131,9 @@ describe('webhook subscriptions API', () => {
       expect(second.status).toBe(201);
       expect(second.headers.get('idempotent-replayed')).toBe('true');
       expect(second.body).toEqual(first.body);
-      const rows = await stack.query(`SELECT count(*)::int AS n FROM webhooks.subscriptions WHERE id = $1`, [first.body.id]);
+      const rows = await stack.query(`SELECT count(*)::int AS n FROM webhooks.subscriptions WHERE id = $1`, [
+        first.body.id,
+      ]);
       expect(rows[0].n).toBe(1);
     });
   });
@@ -129,13 +151,23 @@ describe('webhook subscriptions API', () => {
       expect(second.body.data.map((w: any) => w.id)).toEqual([ids[2], ids[1]]);
       const third = await owner.api.get(`/v1/webhooks?limit=2&${encodeURIComponent('przesunięcie')}=4`);
       expect(third.body.data.map((w: any) => w.id)).toEqual([ids[0]]);
-      expect((await owner.api.get('/v1/webhooks')).body.pagination).toEqual({ limit: 20, offset: 0, total: 5 });
+      expect((await owner.api.get('/v1/webhooks')).body.pagination).toEqual({
+        limit: 20,
+        offset: 0,
+        total: 5,
+      });
     });
 
-    it.each(['limit=0', 'limit=101', 'offset=-1', 'limit=x', 'limit=5&had=6'])('refuses %s', async (query) => {
-      const response = await account.api.get(`/v1/webhooks?${query}`);
-      expect({ status: response.status, code: response.body.code }).toEqual({ status: 400, code: 'validation_failed' });
-    });
+    it.each(['limit=0', 'limit=101', 'offset=-1', 'limit=x', 'limit=5&had=6'])(
+      'refuses %s',
+      async (query) => {
+        const response = await account.api.get(`/v1/webhooks?${query}`);
+        expect({ status: response.status, code: response.body.code }).toEqual({
+          status: 400,
+          code: 'validation_failed',
+        });
+      },
+    );
   });
 
   describe('update and delete', () => {
@@ -213,7 +245,11 @@ describe('webhook subscriptions API', () => {
         ['GET', `/v1/webhooks/${id}/deliveries/${delivery}`],
         ['POST', `/v1/webhooks/${id}/deliveries/${delivery}/retry`],
       ]) {
-        const response = await account.api.request(method, path, method === 'GET' || method === 'DELETE' ? {} : { body: {} });
+        const response = await account.api.request(
+          method,
+          path,
+          method === 'GET' || method === 'DELETE' ? {} : { body: {} },
+        );
         expectProblem(response, 404, 'not_found', path);
       }
     });
@@ -229,7 +265,10 @@ describe('webhook subscriptions API', () => {
       const deliveryId = test.body.id;
       const before = (await a.api.get(`/v1/webhooks/${hook.id}`)).body;
 
-      expect((await b.api.get('/v1/webhooks')).body).toEqual({ data: [], pagination: { limit: 20, offset: 0, total: 0 } });
+      expect((await b.api.get('/v1/webhooks')).body).toEqual({
+        data: [],
+        pagination: { limit: 20, offset: 0, total: 0 },
+      });
       for (const [method, path, body] of [
         ['GET', `/v1/webhooks/${hook.id}`],
         ['PATCH', `/v1/webhooks/${hook.id}`, { status: 'disabled', url: 'http://127.0.0.1:11/stolen' }],
@@ -240,7 +279,12 @@ describe('webhook subscriptions API', () => {
         ['GET', `/v1/webhooks/${hook.id}/deliveries/${deliveryId}`],
         ['POST', `/v1/webhooks/${hook.id}/deliveries/${deliveryId}/retry`, {}],
       ] as Array<[string, string, unknown?]>) {
-        expectProblem(await b.api.request(method, path, body === undefined ? {} : { body }), 404, 'not_found', path);
+        expectProblem(
+          await b.api.request(method, path, body === undefined ? {} : { body }),
+          404,
+          'not_found',
+          path,
+        );
       }
       // B's own webhook with A's delivery id: still nothing.
       const own = (await create({}, b)).body;
@@ -291,7 +335,9 @@ describe('webhook subscriptions API', () => {
     expect(body.paths['/v1/webhooks'].post.responses['201'].content['application/json'].schema.$ref).toBe(
       '#/components/schemas/WebhookWithSecretResponse',
     );
-    expect(body.components.schemas.CreateWebhookDto.properties.events.items.enum).toEqual(expect.arrayContaining(ALL_SPELLINGS));
+    expect(body.components.schemas.CreateWebhookDto.properties.events.items.enum).toEqual(
+      expect.arrayContaining(ALL_SPELLINGS),
+    );
     expect(body.paths['/v1/webhooks'].post.responses['400']).toBeDefined();
   });
 

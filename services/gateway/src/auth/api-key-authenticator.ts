@@ -40,7 +40,8 @@ export class ApiKeyAuthenticator {
     const parsed = token ? parseApiKey(token) : undefined;
     if (!parsed) throw unauthorized('The API key is malformed.');
     const record = await this.lookup(parsed.keyId);
-    if (!record || !secretMatches(parsed.secret, record.secretHash)) throw unauthorized('The API key is not valid.');
+    if (!record || !secretMatches(parsed.secret, record.secretHash))
+      throw unauthorized('The API key is not valid.');
     if (record.revoked) throw unauthorized('The API key has been revoked.');
     return { accountId: record.accountId, keyId: parsed.keyId, plan: record.plan };
   }

@@ -1,12 +1,25 @@
-import { ConversationPage, ConversationView, ConversationWithMessagesView, encodeSnapshotToken } from '@app/contracts';
+import {
+  ConversationPage,
+  ConversationView,
+  ConversationWithMessagesView,
+  encodeSnapshotToken,
+} from '@app/contracts';
 import { Dialect, renderStatus } from '@app/dialects';
 
 /** Renders service views in the caller's dialect: only status values change, never field names. */
-export function presentConversation<T extends ConversationView | ConversationWithMessagesView>(view: T, dialect: Dialect): T {
+export function presentConversation<T extends ConversationView | ConversationWithMessagesView>(
+  view: T,
+  dialect: Dialect,
+): T {
   return { ...view, status: renderStatus(view.status, dialect) } as T;
 }
 
-export function presentPage(page: ConversationPage, dialect: Dialect, collectionPath: string, status?: string) {
+export function presentPage(
+  page: ConversationPage,
+  dialect: Dialect,
+  collectionPath: string,
+  status?: string,
+) {
   const { limit, offset, total } = page.pagination;
   const snapshot = encodeSnapshotToken(page.pagination.snapshot);
   const nextOffset = offset + limit;

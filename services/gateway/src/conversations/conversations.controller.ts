@@ -16,7 +16,12 @@ import { ApiProblems } from '../http/api-problems.decorator';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
 import { presentConversation, presentPage } from './conversation-presenter';
 import { ConversationsClient } from './conversations.client';
-import { CaptureLeadDto, ChangeStatusDto, CreateConversationDto, SendMessageDto } from './dto/conversation-bodies.dto';
+import {
+  CaptureLeadDto,
+  ChangeStatusDto,
+  CreateConversationDto,
+  SendMessageDto,
+} from './dto/conversation-bodies.dto';
 import {
   ConversationListResponse,
   ConversationResponse,
@@ -30,7 +35,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const IDEMPOTENCY_HEADER = {
   name: 'Idempotency-Key',
   required: false,
-  description: 'Retry-safe key (up to 255 printable ASCII characters); the first response is replayed for 24 h.',
+  description:
+    'Retry-safe key (up to 255 printable ASCII characters); the first response is replayed for 24 h.',
 };
 const ID_PARAM = { name: 'id', format: 'uuid', description: 'Conversation id.' };
 
@@ -43,7 +49,9 @@ function conversationId(id: string): string {
 function bodyStatus(text: string, allowed: readonly ConversationStatus[]): ConversationStatus {
   const status = parseStatus(text);
   if (!status || !allowed.includes(status)) {
-    throw DomainError.validation([{ field: 'status', message: `must be one of: ${ALL_STATUS_SPELLINGS.join(', ')}` }]);
+    throw DomainError.validation([
+      { field: 'status', message: `must be one of: ${ALL_STATUS_SPELLINGS.join(', ')}` },
+    ]);
   }
   return status;
 }
@@ -56,10 +64,30 @@ export class ConversationsController {
 
   @Get()
   @ApiOperation({ summary: 'List conversations, newest first' })
-  @ApiQuery({ name: 'limit', required: false, description: 'Page size 1..100 (alias `had`).', schema: { type: 'integer', default: 20 } })
-  @ApiQuery({ name: 'offset', required: false, description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).', schema: { type: 'integer', default: 0 } })
-  @ApiQuery({ name: 'status', required: false, description: 'Filter in any dialect (alias `stan`).', enum: ALL_STATUS_SPELLINGS })
-  @ApiQuery({ name: 'snapshot', required: false, description: '`pagination.snapshot` of the first page.', schema: { type: 'string' } })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: 'Page size 1..100 (alias `had`).',
+    schema: { type: 'integer', default: 20 },
+  })
+  @ApiQuery({
+    name: 'offset',
+    required: false,
+    description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).',
+    schema: { type: 'integer', default: 0 },
+  })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    description: 'Filter in any dialect (alias `stan`).',
+    enum: ALL_STATUS_SPELLINGS,
+  })
+  @ApiQuery({
+    name: 'snapshot',
+    required: false,
+    description: '`pagination.snapshot` of the first page.',
+    schema: { type: 'string' },
+  })
   @ApiOkResponse({ type: ConversationListResponse })
   @ApiProblems('validation_failed')
   async list(
@@ -87,8 +115,19 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Start a conversation (emits conversation.started)' })
   @ApiHeader(IDEMPOTENCY_HEADER)
   @ApiCreatedResponse({ type: ConversationResponse })
-  @ApiProblems('validation_failed', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'idempotency_key_reused', 'idempotency_key_in_use')
-  async create(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Body() body: CreateConversationDto) {
+  @ApiProblems(
+    'validation_failed',
+    'invalid_json',
+    'payload_too_large',
+    'unsupported_media_type',
+    'idempotency_key_reused',
+    'idempotency_key_in_use',
+  )
+  async create(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @Body() body: CreateConversationDto,
+  ) {
     const status = body.status == null ? undefined : bodyStatus(body.status, ['active', 'pending']);
     const created = await this.conversations.create(call, {
       visitor: body.visitor,
@@ -106,7 +145,16 @@ export class ConversationsController {
   @ApiParam(ID_PARAM)
   @ApiHeader(IDEMPOTENCY_HEADER)
   @ApiCreatedResponse({ type: MessageResponse })
-  @ApiProblems('validation_failed', 'invalid_json', 'not_found', 'conversation_closed', 'payload_too_large', 'unsupported_media_type', 'idempotency_key_reused', 'idempotency_key_in_use')
+  @ApiProblems(
+    'validation_failed',
+    'invalid_json',
+    'not_found',
+    'conversation_closed',
+    'payload_too_large',
+    'unsupported_media_type',
+    'idempotency_key_reused',
+    'idempotency_key_in_use',
+  )
   sendMessage(@Call() call: CallContext, @Param('id') id: string, @Body() body: SendMessageDto) {
     return this.conversations.sendMessage(call, {
       conversationId: conversationId(id),
@@ -117,11 +165,19 @@ export class ConversationsController {
 
   @Patch(':id')
   @ApiOperation({
-    summary: 'Change status: active<->pending, active|pending->closed (emits conversation.closed), closed->active',
+    summary:
+      'Change status: active<->pending, active|pending->closed (emits conversation.closed), closed->active',
   })
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ type: ConversationResponse })
-  @ApiProblems('validation_failed', 'invalid_json', 'not_found', 'invalid_transition', 'payload_too_large', 'unsupported_media_type')
+  @ApiProblems(
+    'validation_failed',
+    'invalid_json',
+    'not_found',
+    'invalid_transition',
+    'payload_too_large',
+    'unsupported_media_type',
+  )
   async changeStatus(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
@@ -130,7 +186,10 @@ export class ConversationsController {
   ) {
     const status = bodyStatus(body.status, ['active', 'pending', 'closed']);
     const target = conversationId(id);
-    return presentConversation(await this.conversations.changeStatus(call, { conversationId: target, status }), dialect);
+    return presentConversation(
+      await this.conversations.changeStatus(call, { conversationId: target, status }),
+      dialect,
+    );
   }
 
   @Post(':id/lead')
@@ -139,7 +198,15 @@ export class ConversationsController {
   @ApiParam(ID_PARAM)
   @ApiHeader(IDEMPOTENCY_HEADER)
   @ApiCreatedResponse({ type: LeadResponse })
-  @ApiProblems('validation_failed', 'invalid_json', 'not_found', 'payload_too_large', 'unsupported_media_type', 'idempotency_key_reused', 'idempotency_key_in_use')
+  @ApiProblems(
+    'validation_failed',
+    'invalid_json',
+    'not_found',
+    'payload_too_large',
+    'unsupported_media_type',
+    'idempotency_key_reused',
+    'idempotency_key_in_use',
+  )
   captureLead(@Call() call: CallContext, @Param('id') id: string, @Body() body: CaptureLeadDto) {
     return this.conversations.captureLead(call, {
       conversationId: conversationId(id),

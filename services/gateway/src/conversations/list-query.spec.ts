@@ -26,16 +26,23 @@ describe('parseListQuery', () => {
   });
 
   it('reads the English names', () => {
-    expect(parseListQuery({ limit: '5', offset: '10', status: 'pending' })).toEqual({ limit: 5, offset: 10, status: 'pending' });
+    expect(parseListQuery({ limit: '5', offset: '10', status: 'pending' })).toEqual({
+      limit: 5,
+      offset: 10,
+      status: 'pending',
+    });
   });
 
   it.each([
     [{ had: '7' }, { limit: 7, offset: 0 }],
     [{ mengimbangi: '3' }, { limit: 20, offset: 3 }],
-    [{ 'przesunięcie': '4' }, { limit: 20, offset: 4 }],
+    [{ przesunięcie: '4' }, { limit: 20, offset: 4 }],
     [{ stan: 'w toku' }, { limit: 20, offset: 0, status: 'pending' }],
-    [{ had: '2', 'przesunięcie': '6', stan: 'zamknięte' }, { limit: 2, offset: 6, status: 'closed' }],
-  ] as Array<[Raw, object]>)('reads the other dialects\' names: %j', (raw, expected) => {
+    [
+      { had: '2', przesunięcie: '6', stan: 'zamknięte' },
+      { limit: 2, offset: 6, status: 'closed' },
+    ],
+  ] as Array<[Raw, object]>)("reads the other dialects' names: %j", (raw, expected) => {
     expect(parseListQuery(raw)).toEqual(expected);
   });
 
@@ -55,11 +62,14 @@ describe('parseListQuery', () => {
     expect(parseListQuery({ status: text }).status).toBe(status);
   });
 
-  it.each([['open'], [''], ['activ'], ['closed,active']])('rejects status=%j naming the status field', (text) => {
-    const error = rejected({ status: text });
-    expect(fields(error)).toEqual(['status']);
-    expect(error.errors![0].message).toContain('aktywne');
-  });
+  it.each([['open'], [''], ['activ'], ['closed,active']])(
+    'rejects status=%j naming the status field',
+    (text) => {
+      const error = rejected({ status: text });
+      expect(fields(error)).toEqual(['status']);
+      expect(error.errors![0].message).toContain('aktywne');
+    },
+  );
 
   it.each([['0'], ['101'], ['-1'], ['1.5'], ['abc'], [''], ['1e2'], ['0x10'], ['99999999999999999999']])(
     'rejects limit=%j',
@@ -94,8 +104,8 @@ describe('parseListQuery', () => {
 
     it.each([
       [{ offset: '1', mengimbangi: '2' }, 'offset'],
-      [{ offset: '1', 'przesunięcie': '2' }, 'offset'],
-      [{ mengimbangi: '1', 'przesunięcie': '2' }, 'offset'],
+      [{ offset: '1', przesunięcie: '2' }, 'offset'],
+      [{ mengimbangi: '1', przesunięcie: '2' }, 'offset'],
       [{ status: 'active', stan: 'closed' }, 'status'],
       [{ status: 'aktif', stan: 'zamknięte' }, 'status'],
     ] as Array<[Raw, string]>)('is a 400 for %j', (raw, field) => {
@@ -107,7 +117,7 @@ describe('parseListQuery', () => {
       [{ status: 'belum selesai', stan: 'w toku' }, { status: 'pending' }],
       [{ status: 'ditutup', stan: 'CLOSED' }, { status: 'closed' }],
       [{ limit: '5', had: '5' }, { limit: 5 }],
-      [{ offset: '3', mengimbangi: '3', 'przesunięcie': '3' }, { offset: 3 }],
+      [{ offset: '3', mengimbangi: '3', przesunięcie: '3' }, { offset: 3 }],
     ] as Array<[Raw, object]>)('is fine when they mean the same value: %j', (raw, expected) => {
       expect(parseListQuery(raw)).toMatchObject(expected);
     });
@@ -140,15 +150,20 @@ describe('parseListQuery', () => {
   describe('snapshot (an opaque token: a base64url pg_snapshot)', () => {
     const token = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
 
-    it.each([['100:100:'], ['100:105:'], ['100:105:100,102,104'], ['1:1:'], ['9999999999:10000000000:9999999999']])(
-      'passes the pg_snapshot %j through',
-      (snapshot) => {
-        expect(parseListQuery({ snapshot: token(snapshot) })).toEqual({ limit: 20, offset: 0, snapshot });
-      },
-    );
+    it.each([
+      ['100:100:'],
+      ['100:105:'],
+      ['100:105:100,102,104'],
+      ['1:1:'],
+      ['9999999999:10000000000:9999999999'],
+    ])('passes the pg_snapshot %j through', (snapshot) => {
+      expect(parseListQuery({ snapshot: token(snapshot) })).toEqual({ limit: 20, offset: 0, snapshot });
+    });
 
     it('round-trips the token the service hands out with other parameters in any dialect', () => {
-      expect(parseListQuery({ had: '5', mengimbangi: '5', stan: 'aktywne', snapshot: token('7:9:8') })).toEqual({
+      expect(
+        parseListQuery({ had: '5', mengimbangi: '5', stan: 'aktywne', snapshot: token('7:9:8') }),
+      ).toEqual({
         limit: 5,
         offset: 5,
         status: 'active',

@@ -26,7 +26,10 @@ export function parseListQuery(raw: RawQuery): ListConversationsQuery {
   const token = single(raw.snapshot, 'snapshot', errors);
   const snapshot = token === undefined ? undefined : decodeSnapshotToken(token);
   if (token !== undefined && !snapshot) {
-    errors.push({ field: 'snapshot', message: 'must be a pagination.snapshot token returned by an earlier page' });
+    errors.push({
+      field: 'snapshot',
+      message: 'must be a pagination.snapshot token returned by an earlier page',
+    });
   }
   if (errors.length > 0) throw DomainError.validation(errors);
   return { limit, offset, ...(status && { status }), ...(snapshot && { snapshot }) };
@@ -54,7 +57,11 @@ function pickOne(raw: RawQuery, param: ListQueryParam, errors: FieldError[]): st
 }
 
 /** A parameter repeated with different values is ambiguous. */
-export function single(value: string | string[] | undefined, name: string, errors: FieldError[]): string | undefined {
+export function single(
+  value: string | string[] | undefined,
+  name: string,
+  errors: FieldError[],
+): string | undefined {
   if (!Array.isArray(value)) return value;
   if (new Set(value).size === 1) return value[0];
   errors.push({ field: name, message: 'must be given once' });

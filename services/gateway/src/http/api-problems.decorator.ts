@@ -1,10 +1,23 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import { DomainError, ERROR_CATALOGUE, ErrorCode, FieldError, PROBLEM_CONTENT_TYPE, toProblem } from '@app/errors';
+import {
+  DomainError,
+  ERROR_CATALOGUE,
+  ErrorCode,
+  FieldError,
+  PROBLEM_CONTENT_TYPE,
+  toProblem,
+} from '@app/errors';
 import { ProblemResponse } from '../conversations/dto/conversation-responses.dto';
 
 /** Every operation can answer these, whatever it does. */
-const ALWAYS: ErrorCode[] = ['unauthorized', 'rate_limited', 'internal_error', 'service_unavailable', 'upstream_timeout'];
+const ALWAYS: ErrorCode[] = [
+  'unauthorized',
+  'rate_limited',
+  'internal_error',
+  'service_unavailable',
+  'upstream_timeout',
+];
 
 /** A typical detail per code, for the document's examples (the real ones name the request's specifics). */
 const EXAMPLE_DETAILS: Record<ErrorCode, string> = {
@@ -30,8 +43,15 @@ const EXAMPLE_DETAILS: Record<ErrorCode, string> = {
 const EXAMPLE_FIELD_ERRORS: FieldError[] = [{ field: 'limit', message: 'must be an integer from 1 to 100' }];
 
 function example(code: ErrorCode) {
-  const error = new DomainError(code, EXAMPLE_DETAILS[code], code === 'validation_failed' ? EXAMPLE_FIELD_ERRORS : undefined);
-  return { summary: code, value: toProblem(error, '8f14e45f-ceea-467f-a0b6-3c6c9c2b7f10', '/v1/conversations') };
+  const error = new DomainError(
+    code,
+    EXAMPLE_DETAILS[code],
+    code === 'validation_failed' ? EXAMPLE_FIELD_ERRORS : undefined,
+  );
+  return {
+    summary: code,
+    value: toProblem(error, '8f14e45f-ceea-467f-a0b6-3c6c9c2b7f10', '/v1/conversations'),
+  };
 }
 
 /**

@@ -17,7 +17,9 @@ export function frameworkErrorHandler(authenticator: () => ApiKeyAuthenticator |
     };
     respond().catch((error: unknown) => {
       const problem =
-        error instanceof DomainError ? error : new DomainError('internal_error', 'An unexpected error occurred.');
+        error instanceof DomainError
+          ? error
+          : new DomainError('internal_error', 'An unexpected error occurred.');
       sendProblem(request, reply, problem);
     });
   };

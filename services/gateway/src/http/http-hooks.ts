@@ -50,7 +50,11 @@ export function registerHttpHooks(
     if (request.body === undefined) {
       request.body = {};
     } else if (request.body === null || typeof request.body !== 'object' || Array.isArray(request.body)) {
-      return sendProblem(request, reply, DomainError.validation([{ field: 'body', message: 'must be a JSON object' }]));
+      return sendProblem(
+        request,
+        reply,
+        DomainError.validation([{ field: 'body', message: 'must be a JSON object' }]),
+      );
     }
   });
 }
@@ -63,5 +67,8 @@ function overQuota(decision: LimitDecision): DomainError {
 }
 
 function tooManyFailures(): DomainError {
-  return new DomainError('rate_limited', 'Too many requests with a missing or invalid API key from this address.');
+  return new DomainError(
+    'rate_limited',
+    'Too many requests with a missing or invalid API key from this address.',
+  );
 }

@@ -36,15 +36,22 @@ const RATE_LIMIT: Record<string, HeaderObject> = {
     schema: { type: 'string', example: '"hourly";q=1000;w=3600' },
   },
   RateLimit: {
-    description: 'Requests remaining `r`, and seconds `t` until the oldest counted request leaves the window.',
+    description:
+      'Requests remaining `r`, and seconds `t` until the oldest counted request leaves the window.',
     schema: { type: 'string', example: '"hourly";r=998;t=3540' },
   },
   'X-RateLimit-Limit': integerHeader('Requests per window on this plan.', 1000),
   'X-RateLimit-Remaining': integerHeader('Requests left in the current window.', 998),
-  'X-RateLimit-Reset': integerHeader('Unix time (seconds) when the oldest counted request leaves the window.', 1774000000),
+  'X-RateLimit-Reset': integerHeader(
+    'Unix time (seconds) when the oldest counted request leaves the window.',
+    1774000000,
+  ),
 };
 
-const RETRY_AFTER: HeaderObject = { ...integerHeader('Seconds until a request is admitted again.', 42), required: true };
+const RETRY_AFTER: HeaderObject = {
+  ...integerHeader('Seconds until a request is admitted again.', 42),
+  required: true,
+};
 const WWW_AUTHENTICATE: HeaderObject = {
   required: true,
   description: 'The authentication scheme (RFC 6750).',
@@ -58,11 +65,16 @@ const IDEMPOTENT_REPLAYED: HeaderObject = {
 /** Each canonical list parameter, followed by its other spellings with the same schema. */
 function withDialectAliases(parameters: OperationObject['parameters'] = []): OperationObject['parameters'] {
   return parameters.flatMap((parameter) => {
-    if (!('in' in parameter) || parameter.in !== 'query' || !(parameter.name in LIST_QUERY_ALIASES)) return [parameter];
+    if (!('in' in parameter) || parameter.in !== 'query' || !(parameter.name in LIST_QUERY_ALIASES))
+      return [parameter];
     const spellings = LIST_QUERY_ALIASES[parameter.name as keyof typeof LIST_QUERY_ALIASES].slice(1);
     return [
       parameter,
-      ...spellings.map((alias) => ({ ...parameter, name: alias, description: `\`${parameter.name}\` in another dialect.` })),
+      ...spellings.map((alias) => ({
+        ...parameter,
+        name: alias,
+        description: `\`${parameter.name}\` in another dialect.`,
+      })),
     ];
   });
 }

@@ -38,7 +38,10 @@ export class ProblemFilter implements ExceptionFilter {
       return fromHttpException(exception, request);
     }
     this.logger.error({ err: exception, request_id: request.id }, 'unhandled error');
-    return new DomainError('internal_error', 'An unexpected error occurred. Quote the request_id when reporting it.');
+    return new DomainError(
+      'internal_error',
+      'An unexpected error occurred. Quote the request_id when reporting it.',
+    );
   }
 }
 
@@ -46,7 +49,10 @@ function fromHttpException(exception: HttpException, request: FastifyRequest): D
   const code = HTTP_STATUS_CODES[exception.getStatus()];
   switch (code) {
     case 'route_not_found':
-      return new DomainError(code, `No endpoint ${request.method} ${request.url.split('?')[0].slice(0, 200)}.`);
+      return new DomainError(
+        code,
+        `No endpoint ${request.method} ${request.url.split('?')[0].slice(0, 200)}.`,
+      );
     case 'payload_too_large':
       return new DomainError(code, 'The request body is larger than the limit (1 MiB by default).');
     case 'unsupported_media_type':
@@ -65,6 +71,11 @@ export function problemFor(error: DomainError, request: FastifyRequest) {
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: DomainError): FastifyReply {
-  if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="api", error="invalid_token"');
-  return reply.header('x-request-id', request.id).status(error.status).type(PROBLEM_CONTENT_TYPE).send(problemFor(error, request));
+  if (error.code === 'unauthorized')
+    reply.header('www-authenticate', 'Bearer realm="api", error="invalid_token"');
+  return reply
+    .header('x-request-id', request.id)
+    .status(error.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(problemFor(error, request));
 }

@@ -13,7 +13,9 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function hashBody(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body ?? {})).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(body ?? {}))
+    .digest('hex');
 }
 
 /** The command id of a keyed request: the same key of the same account always maps to it. */

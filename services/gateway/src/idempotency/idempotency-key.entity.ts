@@ -10,5 +10,6 @@ export class IdempotencyKeyEntity {
   @Column({ type: 'integer', name: 'status_code', nullable: true }) statusCode: number | null;
   @Column({ type: 'text', name: 'response_body', nullable: true }) responseBody: string | null;
   @Column({ type: 'timestamptz', name: 'created_at', precision: 3 }) createdAt: Date;
-  @Column({ type: 'timestamptz', name: 'completed_at', precision: 3, nullable: true }) completedAt: Date | null;
+  @Column({ type: 'timestamptz', name: 'completed_at', precision: 3, nullable: true })
+  completedAt: Date | null;
 }

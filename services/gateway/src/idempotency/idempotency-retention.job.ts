@@ -14,7 +14,12 @@ export class IdempotencyRetentionJob implements OnApplicationBootstrap, OnApplic
   ) {}
 
   onApplicationBootstrap(): void {
-    this.task = startPeriodicTask('idempotency-retention', 60 * 60 * 1000, () => this.keys.deleteExpired(), this.logger);
+    this.task = startPeriodicTask(
+      'idempotency-retention',
+      60 * 60 * 1000,
+      () => this.keys.deleteExpired(),
+      this.logger,
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

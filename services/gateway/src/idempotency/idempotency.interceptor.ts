@@ -28,11 +28,17 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const header = request.headers['idempotency-key'];
     if (request.method !== 'POST' || header === undefined || !request.principal) return next.handle();
-    const successStatus = this.reflector.get<number>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
+    const successStatus =
+      this.reflector.get<number>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
     return from(this.handle(request, successStatus, header, next));
   }
 
-  private async handle(request: FastifyRequest, successStatus: number, header: string | string[], next: CallHandler) {
+  private async handle(
+    request: FastifyRequest,
+    successStatus: number,
+    header: string | string[],
+    next: CallHandler,
+  ) {
     const key = Array.isArray(header) ? header[0] : header;
     if (Array.isArray(header) || !KEY_PATTERN.test(key)) {
       throw DomainError.validation([
@@ -67,14 +73,21 @@ function replayOrConflict(
   existing: StoredIdempotencyKey,
   fingerprint: { method: string; path: string; bodyHash: string },
 ): Error {
-  if (existing.method !== fingerprint.method || existing.path !== fingerprint.path || existing.bodyHash !== fingerprint.bodyHash) {
+  if (
+    existing.method !== fingerprint.method ||
+    existing.path !== fingerprint.path ||
+    existing.bodyHash !== fingerprint.bodyHash
+  ) {
     return new DomainError(
       'idempotency_key_reused',
       'This Idempotency-Key was used with a different path or body; use a new key for a new request.',
     );
   }
   if (existing.statusCode === null) {
-    return new DomainError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+    return new DomainError(
+      'idempotency_key_in_use',
+      'A request with this Idempotency-Key is still in progress; retry shortly.',
+    );
   }
   return new ReplayedResponse(existing.statusCode, existing.responseBody);
 }

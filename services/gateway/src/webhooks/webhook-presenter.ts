@@ -9,7 +9,10 @@ export function presentEventName(type: string, dialect: Dialect): string {
 }
 
 export function presentWebhook<T extends WebhookView>(view: T, dialect: Dialect) {
-  return { ...view, events: view.events.map((e: SubscribedEvent) => (e === ALL_EVENTS ? e : presentEventName(e, dialect))) };
+  return {
+    ...view,
+    events: view.events.map((e: SubscribedEvent) => (e === ALL_EVENTS ? e : presentEventName(e, dialect))),
+  };
 }
 
 export function presentDelivery<T extends DeliveryView>(view: T, dialect: Dialect) {

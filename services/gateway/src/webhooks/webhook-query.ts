@@ -14,7 +14,11 @@ export function parsePage(raw: RawQuery): { limit: number; offset: number } {
 }
 
 /** The deliveries list: paging plus an optional `status` (alias `stan`) of pending, succeeded, failed. */
-export function parseDeliveriesQuery(raw: RawQuery): { limit: number; offset: number; status?: DeliveryStatus } {
+export function parseDeliveriesQuery(raw: RawQuery): {
+  limit: number;
+  offset: number;
+  status?: DeliveryStatus;
+} {
   const errors: FieldError[] = [];
   let page = { limit: 0, offset: 0 };
   try {

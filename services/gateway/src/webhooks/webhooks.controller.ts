@@ -33,11 +33,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const IDEMPOTENCY_HEADER = {
   name: 'Idempotency-Key',
   required: false,
-  description: 'Retry-safe key (up to 255 printable ASCII characters); the first response is replayed for 24 h.',
+  description:
+    'Retry-safe key (up to 255 printable ASCII characters); the first response is replayed for 24 h.',
 };
 const ID_PARAM = { name: 'id', format: 'uuid', description: 'Webhook (subscription) id.' };
 const DELIVERY_PARAM = { name: 'deliveryId', format: 'uuid', description: 'Delivery id.' };
-const BODY_PROBLEMS = ['validation_failed', 'invalid_json', 'payload_too_large', 'unsupported_media_type'] as const;
+const BODY_PROBLEMS = [
+  'validation_failed',
+  'invalid_json',
+  'payload_too_large',
+  'unsupported_media_type',
+] as const;
 const POST_PROBLEMS = [...BODY_PROBLEMS, 'idempotency_key_reused', 'idempotency_key_in_use'] as const;
 
 /** A malformed id names nothing: a 404 like an unknown or another account's id, never a 400. */
@@ -54,7 +60,9 @@ export class WebhooksController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Subscribe an endpoint to events; the answer carries the signing secret, shown only now' })
+  @ApiOperation({
+    summary: 'Subscribe an endpoint to events; the answer carries the signing secret, shown only now',
+  })
   @ApiHeader(IDEMPOTENCY_HEADER)
   @ApiCreatedResponse({ type: WebhookWithSecretResponse })
   @ApiProblems(...POST_PROBLEMS)
@@ -71,11 +79,25 @@ export class WebhooksController {
 
   @Get()
   @ApiOperation({ summary: 'List webhooks, newest first' })
-  @ApiQuery({ name: 'limit', required: false, description: 'Page size 1..100 (alias `had`).', schema: { type: 'integer', default: 20 } })
-  @ApiQuery({ name: 'offset', required: false, description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).', schema: { type: 'integer', default: 0 } })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: 'Page size 1..100 (alias `had`).',
+    schema: { type: 'integer', default: 20 },
+  })
+  @ApiQuery({
+    name: 'offset',
+    required: false,
+    description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).',
+    schema: { type: 'integer', default: 0 },
+  })
   @ApiOkResponse({ type: WebhookListResponse })
   @ApiProblems('validation_failed')
-  async list(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Query() query: Record<string, string | string[]>) {
+  async list(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @Query() query: Record<string, string | string[]>,
+  ) {
     const page = await this.webhooks.list(call, parsePage(query));
     return { data: page.data.map((view) => presentWebhook(view, dialect)), pagination: page.pagination };
   }
@@ -131,7 +153,11 @@ export class WebhooksController {
   @ApiHeader(IDEMPOTENCY_HEADER)
   @ApiOkResponse({ type: WebhookWithSecretResponse })
   @ApiProblems(...POST_PROBLEMS, 'not_found')
-  async rotateSecret(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') webhookId: string) {
+  async rotateSecret(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @Param('id') webhookId: string,
+  ) {
     return presentWebhook(await this.webhooks.rotateSecret(call, id(webhookId, 'Webhook')), dialect);
   }
 
@@ -150,8 +176,18 @@ export class WebhooksController {
   @ApiOperation({ summary: "A webhook's deliveries, newest first" })
   @ApiParam(ID_PARAM)
   @ApiQuery({ name: 'status', required: false, enum: DELIVERY_STATUSES })
-  @ApiQuery({ name: 'limit', required: false, description: 'Page size 1..100 (alias `had`).', schema: { type: 'integer', default: 20 } })
-  @ApiQuery({ name: 'offset', required: false, description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).', schema: { type: 'integer', default: 0 } })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: 'Page size 1..100 (alias `had`).',
+    schema: { type: 'integer', default: 20 },
+  })
+  @ApiQuery({
+    name: 'offset',
+    required: false,
+    description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).',
+    schema: { type: 'integer', default: 0 },
+  })
   @ApiOkResponse({ type: DeliveryListResponse })
   @ApiProblems('validation_failed', 'not_found')
   async listDeliveries(
@@ -161,7 +197,10 @@ export class WebhooksController {
     @Query() query: Record<string, string | string[]>,
   ) {
     const webhook = id(webhookId, 'Webhook');
-    const page = await this.webhooks.listDeliveries(call, { webhookId: webhook, ...parseDeliveriesQuery(query) });
+    const page = await this.webhooks.listDeliveries(call, {
+      webhookId: webhook,
+      ...parseDeliveriesQuery(query),
+    });
     return { data: page.data.map((view) => presentDelivery(view, dialect)), pagination: page.pagination };
   }
 

@@ -190,7 +190,9 @@ const SQL = {
     `UPDATE webhooks.deliveries SET next_attempt_at = NULL
       WHERE subscription_id = ANY($1::uuid[]) AND status = 'pending' AND next_attempt_at IS NOT NULL`,
   ),
-  notifyChanged: prepare(`SELECT pg_notify('${SUBSCRIPTION_CHANGED_CHANNEL}', id::text) FROM unnest($1::uuid[]) AS id`),
+  notifyChanged: prepare(
+    `SELECT pg_notify('${SUBSCRIPTION_CHANGED_CHANNEL}', id::text) FROM unnest($1::uuid[]) AS id`,
+  ),
   notifyDue: prepare(`SELECT pg_notify('${DUE_CHANNEL}', '')`),
   insertEvent: prepare(
     `INSERT INTO webhooks.events (id, account_id, type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)`,
@@ -250,7 +252,12 @@ export class DeliveriesRepository {
     ]);
   }
 
-  claimDue(owner: string, leaseSeconds: number, exclude: string[], limit: number): Promise<ClaimedDelivery[]> {
+  claimDue(
+    owner: string,
+    leaseSeconds: number,
+    exclude: string[],
+    limit: number,
+  ): Promise<ClaimedDelivery[]> {
     return execute(this.db, SQL.claimDue, [owner, leaseSeconds, exclude, limit]);
   }
 
@@ -300,7 +307,12 @@ export class DeliveriesRepository {
     });
   }
 
-  private async disable(tx: EntityManager, ids: string[], reason: string, afterDays: number | null): Promise<string[]> {
+  private async disable(
+    tx: EntityManager,
+    ids: string[],
+    reason: string,
+    afterDays: number | null,
+  ): Promise<string[]> {
     // UPDATE in a transaction answers [rows, affected] (see libs/database).
     const [rows]: [Array<{ id: string }>, number] = await execute(tx, SQL.disable, [ids, reason, afterDays]);
     return rows.map((row) => row.id);
@@ -316,7 +328,13 @@ export class DeliveriesRepository {
     data: unknown,
     maxAttempts: number,
   ): Promise<DeliveryView> {
-    await execute(tx, SQL.insertEvent, [ids.event, accountId, type, new Date().toISOString(), JSON.stringify(data)]);
+    await execute(tx, SQL.insertEvent, [
+      ids.event,
+      accountId,
+      type,
+      new Date().toISOString(),
+      JSON.stringify(data),
+    ]);
     const [row] = await execute(tx, SQL.insertDelivery, [
       ids.delivery,
       accountId,

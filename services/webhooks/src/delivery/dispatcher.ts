@@ -4,7 +4,14 @@ import { Client } from 'pg';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
 import { DeliveryStatus, WEBHOOK_TEST_EVENT } from '@app/contracts';
-import { Dialect, parseStatus, PUBLIC_EVENT_TYPES, PublicEventType, renderEventType, renderStatus } from '@app/dialects';
+import {
+  Dialect,
+  parseStatus,
+  PUBLIC_EVENT_TYPES,
+  PublicEventType,
+  renderEventType,
+  renderStatus,
+} from '@app/dialects';
 import { DUE_CHANNEL, LOGGER, SUBSCRIPTION_CHANGED_CHANNEL, WEBHOOKS_CONFIG } from '../tokens';
 import { WebhookMetrics } from '../webhook-metrics';
 import { ClaimedDelivery, Completion, DeliveriesRepository } from './deliveries.repository';
@@ -137,7 +144,8 @@ export class Dispatcher {
   private saturated(): string[] {
     const limit = this.config.WEBHOOK_CONCURRENCY_PER_ENDPOINT * 2;
     const full: string[] = [];
-    for (const [id, endpoint] of this.endpoints) if (endpoint.waiting.length + endpoint.inFlight >= limit) full.push(id);
+    for (const [id, endpoint] of this.endpoints)
+      if (endpoint.waiting.length + endpoint.inFlight >= limit) full.push(id);
     return full;
   }
 
@@ -202,7 +210,14 @@ export class Dispatcher {
         secrets: delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret],
       });
     } catch (error) {
-      result = { startedAt: new Date(), durationMs: 0, statusCode: null, responseBody: null, error: String(error), failure: 'other' };
+      result = {
+        startedAt: new Date(),
+        durationMs: 0,
+        statusCode: null,
+        responseBody: null,
+        error: String(error),
+        failure: 'other',
+      };
     }
     this.metrics.attempted(result, delivery.occurred_at);
     this.complete(delivery, result);
@@ -219,7 +234,11 @@ export class Dispatcher {
         status = 'failed';
       } else {
         status = 'pending';
-        const delay = nextAttemptDelayMs(this.config.WEBHOOK_RETRY_SCHEDULE, attempt, result.retryAfterSeconds);
+        const delay = nextAttemptDelayMs(
+          this.config.WEBHOOK_RETRY_SCHEDULE,
+          attempt,
+          result.retryAfterSeconds,
+        );
         nextAttemptAt = new Date(Date.now() + delay);
       }
     }
@@ -280,7 +299,10 @@ export class Dispatcher {
         for (const id of disabled) this.logger.warn({ webhook_id: id }, 'webhook subscription disabled');
       } catch (error) {
         // The leases lapse and the deliveries are sent again: at least once, never lost.
-        this.logger.error({ err: (error as Error).message, count: batch.length }, 'recording webhook attempts failed');
+        this.logger.error(
+          { err: (error as Error).message, count: batch.length },
+          'recording webhook attempts failed',
+        );
       }
       for (const completion of batch) this.held.delete(completion.deliveryId);
       this.wake();
@@ -293,7 +315,10 @@ export class Dispatcher {
         return await this.deliveries.complete(this.owner, batch, this.config.WEBHOOK_DISABLE_AFTER_DAYS);
       } catch (error) {
         if (attempt >= 5) throw error;
-        this.logger.warn({ err: (error as Error).message, attempt }, 'recording webhook attempts failed; retrying');
+        this.logger.warn(
+          { err: (error as Error).message, attempt },
+          'recording webhook attempts failed; retrying',
+        );
         await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
       }
     }
@@ -310,9 +335,14 @@ export class Dispatcher {
 
   private async release(ids: string[]): Promise<void> {
     for (const id of ids) this.held.delete(id);
-    await this.deliveries.releaseLeases(this.owner, ids).catch((error: Error) =>
-      this.logger.warn({ err: error.message }, 'releasing delivery leases failed; they lapse by themselves'),
-    );
+    await this.deliveries
+      .releaseLeases(this.owner, ids)
+      .catch((error: Error) =>
+        this.logger.warn(
+          { err: error.message },
+          'releasing delivery leases failed; they lapse by themselves',
+        ),
+      );
   }
 
   /** A subscription changed (or was deleted): drop its queued deliveries; they are claimed afresh. */
@@ -326,10 +356,14 @@ export class Dispatcher {
   /** LISTEN on a dedicated connection; if it drops, polling carries on until it is back. */
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({ connectionString: this.config.DATABASE_URL, application_name: 'webhooks-dispatcher-listener' });
+    const client = new Client({
+      connectionString: this.config.DATABASE_URL,
+      application_name: 'webhooks-dispatcher-listener',
+    });
     client.on('notification', (message) => {
       if (message.channel === DUE_CHANNEL) this.wake();
-      else if (message.channel === SUBSCRIPTION_CHANGED_CHANNEL && message.payload) this.subscriptionChanged(message.payload);
+      else if (message.channel === SUBSCRIPTION_CHANGED_CHANNEL && message.payload)
+        this.subscriptionChanged(message.payload);
     });
     const retry = () => setTimeout(() => void this.listen().catch(() => undefined), 1000).unref();
     client.on('error', (error) => {
@@ -344,7 +378,10 @@ export class Dispatcher {
       await client.query(`LISTEN ${SUBSCRIPTION_CHANGED_CHANNEL}`);
       this.listener = client;
     } catch (error) {
-      this.logger.warn({ err: (error as Error).message }, 'dispatcher listener could not connect; polling only');
+      this.logger.warn(
+        { err: (error as Error).message },
+        'dispatcher listener could not connect; polling only',
+      );
       await client.end().catch(() => undefined);
       retry();
     }
@@ -355,7 +392,9 @@ export class Dispatcher {
  * The body a subscriber receives (Standard Webhooks): `type` in the subscription's dialect,
  * `timestamp` of the event, `data` as published, with a conversation's status in that dialect too.
  */
-export function renderBody(delivery: Pick<ClaimedDelivery, 'event_type' | 'occurred_at' | 'data' | 'dialect'>): string {
+export function renderBody(
+  delivery: Pick<ClaimedDelivery, 'event_type' | 'occurred_at' | 'data' | 'dialect'>,
+): string {
   const type = isPublicEventType(delivery.event_type)
     ? renderEventType(delivery.event_type, delivery.dialect)
     : delivery.event_type;

@@ -9,10 +9,16 @@ describe('retry schedule', () => {
   });
 
   it('WEBHOOK_RETRY_SCHEDULE overrides it; bad values stop start-up', () => {
-    expect(loadConfig(webhooksSchema, { WEBHOOK_RETRY_SCHEDULE: '1,1,1' }).WEBHOOK_RETRY_SCHEDULE).toEqual([1, 1, 1]);
-    expect(loadConfig(webhooksSchema, { WEBHOOK_RETRY_SCHEDULE: ' 0.5, 2 ' }).WEBHOOK_RETRY_SCHEDULE).toEqual([0.5, 2]);
+    expect(loadConfig(webhooksSchema, { WEBHOOK_RETRY_SCHEDULE: '1,1,1' }).WEBHOOK_RETRY_SCHEDULE).toEqual([
+      1, 1, 1,
+    ]);
+    expect(loadConfig(webhooksSchema, { WEBHOOK_RETRY_SCHEDULE: ' 0.5, 2 ' }).WEBHOOK_RETRY_SCHEDULE).toEqual(
+      [0.5, 2],
+    );
     for (const bad of ['x', '1,,2', '-1', '1;2', '700000', '1,2,'])
-      expect(() => loadConfig(webhooksSchema, { WEBHOOK_RETRY_SCHEDULE: bad })).toThrow('WEBHOOK_RETRY_SCHEDULE');
+      expect(() => loadConfig(webhooksSchema, { WEBHOOK_RETRY_SCHEDULE: bad })).toThrow(
+        'WEBHOOK_RETRY_SCHEDULE',
+      );
   });
 
   it('waits the scheduled delay plus at most 10% jitter after the n-th failure', () => {

@@ -14,7 +14,8 @@ export function nextAttemptDelayMs(
 ): number {
   const scheduled = schedule[Math.min(attempt, schedule.length) - 1] ?? schedule[schedule.length - 1];
   const jittered = scheduled * 1000 * (1 + 0.1 * random());
-  const floor = retryAfterSeconds === undefined ? 0 : Math.min(retryAfterSeconds, MAX_RETRY_AFTER_SECONDS) * 1000;
+  const floor =
+    retryAfterSeconds === undefined ? 0 : Math.min(retryAfterSeconds, MAX_RETRY_AFTER_SECONDS) * 1000;
   return Math.round(Math.max(jittered, floor));
 }
 

@@ -13,8 +13,16 @@ describe('signatures (Standard Webhooks)', () => {
     const secret = newSecret();
     const id = 'b5c1f5d0-8f2e-4b8a-9a47-5c1f0f6b7a11';
     const timestamp = Math.floor(Date.now() / 1000);
-    const body = JSON.stringify({ type: 'conversation.started', timestamp: new Date().toISOString(), data: { a: 'ż' } });
-    const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader([secret], id, timestamp, body) };
+    const body = JSON.stringify({
+      type: 'conversation.started',
+      timestamp: new Date().toISOString(),
+      data: { a: 'ż' },
+    });
+    const headers = {
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader([secret], id, timestamp, body),
+    };
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(newSecret()).verify(body, headers)).toThrow();
     expect(() => new Webhook(secret).verify(body + ' ', headers)).toThrow();
@@ -25,7 +33,11 @@ describe('signatures (Standard Webhooks)', () => {
     const timestamp = Math.floor(Date.now() / 1000);
     const header = signatureHeader([current, previous], 'msg', timestamp, '{}');
     expect(header.split(' ')).toHaveLength(2);
-    const headers = { 'webhook-id': 'msg', 'webhook-timestamp': String(timestamp), 'webhook-signature': header };
+    const headers = {
+      'webhook-id': 'msg',
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': header,
+    };
     expect(new Webhook(current).verify('{}', headers)).toEqual({});
     expect(new Webhook(previous).verify('{}', headers)).toEqual({});
   });

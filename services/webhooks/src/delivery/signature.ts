@@ -12,11 +12,19 @@ export function newSecret(): string {
  * `{webhook-id}.{webhook-timestamp}.{body}`. Several secrets (during a rotation) give several
  * signatures separated by spaces; a receiver accepts the message if any of them verifies.
  */
-export function signatureHeader(secrets: string[], webhookId: string, timestamp: number, body: string): string {
+export function signatureHeader(
+  secrets: string[],
+  webhookId: string,
+  timestamp: number,
+  body: string,
+): string {
   const content = `${webhookId}.${timestamp}.${body}`;
   return secrets
     .map((secret) => {
-      const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+      const key = Buffer.from(
+        secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret,
+        'base64',
+      );
       return `v1,${createHmac('sha256', key).update(content).digest('base64')}`;
     })
     .join(' ');

@@ -1,4 +1,10 @@
-import { blockedAddressReason, ipv6Hextets, ResolvedAddress, TargetBlockedError, TargetPolicy } from './target-policy';
+import {
+  blockedAddressReason,
+  ipv6Hextets,
+  ResolvedAddress,
+  TargetBlockedError,
+  TargetPolicy,
+} from './target-policy';
 
 describe('blockedAddressReason', () => {
   it.each([
@@ -37,12 +43,20 @@ describe('blockedAddressReason', () => {
     expect(blockedAddressReason(address)).toContain(why);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '169.255.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::'])(
-    'allows public %s',
-    (address) => {
-      expect(blockedAddressReason(address)).toBeUndefined();
-    },
-  );
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '169.255.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::',
+  ])('allows public %s', (address) => {
+    expect(blockedAddressReason(address)).toBeUndefined();
+  });
 
   it('expands IPv6 forms', () => {
     expect(ipv6Hextets('::1')).toEqual([0, 0, 0, 0, 0, 0, 0, 1]);
@@ -102,13 +116,18 @@ describe('TargetPolicy', () => {
   it('lookup hands the socket exactly the checked addresses, and refuses a blocked one', async () => {
     const lookup = (host: string, all: boolean) =>
       new Promise<unknown>((resolve, reject) =>
-        policy.lookup(host, { all }, (error, address, family) => (error ? reject(error) : resolve({ address, family }))),
+        policy.lookup(host, { all }, (error, address, family) =>
+          error ? reject(error) : resolve({ address, family }),
+        ),
       );
     await expect(lookup('hooks.example.com', true)).resolves.toEqual({
       address: [{ address: '93.184.216.34', family: 4 }],
       family: undefined,
     });
-    await expect(lookup('hooks.example.com', false)).resolves.toEqual({ address: '93.184.216.34', family: 4 });
+    await expect(lookup('hooks.example.com', false)).resolves.toEqual({
+      address: '93.184.216.34',
+      family: 4,
+    });
     await expect(lookup('mixed.example.com', true)).rejects.toBeInstanceOf(TargetBlockedError);
   });
 

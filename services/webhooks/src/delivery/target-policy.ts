@@ -44,7 +44,13 @@ const IPV6_BLOCKED: Array<[number[], number, string]> = [
 ];
 
 /** Names that mean "this machine" or a cloud's metadata service wherever they are resolved. */
-const BLOCKED_NAMES = [/^localhost$/, /\.localhost$/, /^metadata\.google\.internal$/, /^metadata$/, /^instance-data$/];
+const BLOCKED_NAMES = [
+  /^localhost$/,
+  /\.localhost$/,
+  /^metadata\.google\.internal$/,
+  /^metadata$/,
+  /^instance-data$/,
+];
 
 function ipv4ToNumber(address: string): number {
   return address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
@@ -93,7 +99,8 @@ function blockedIpv6(address: string): string | undefined {
     return why && `${why} (${form} ${v4})`;
   };
   // ::ffff:a.b.c.d (IPv4-mapped) and ::a.b.c.d (IPv4-compatible, deprecated)
-  if (inPrefix(h, [0, 0, 0, 0, 0, 0xffff, 0, 0], 96)) return embedded(toIpv4(h[6], h[7]), 'IPv4-mapped') ?? undefined;
+  if (inPrefix(h, [0, 0, 0, 0, 0, 0xffff, 0, 0], 96))
+    return embedded(toIpv4(h[6], h[7]), 'IPv4-mapped') ?? undefined;
   if (inPrefix(h, [0, 0, 0, 0, 0, 0, 0, 0], 96) && !(h[6] === 0 && h[7] <= 1))
     return embedded(toIpv4(h[6], h[7]), 'IPv4-compatible');
   // 64:ff9b::a.b.c.d (NAT64 well-known prefix) and 2002:aabb:ccdd:: (6to4)
@@ -122,7 +129,8 @@ export interface ResolvedAddress {
 
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+export const systemResolver: Resolver = (hostname) =>
+  dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 /** The host of a URL as net.connect wants it: IPv6 literals without their brackets. */
 export const bareHost = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
@@ -148,14 +156,17 @@ export class TargetPolicy {
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.allowPrivate)) {
       return this.allowPrivate ? 'must be an http or https URL' : 'must be an https URL';
     }
-    if (url.username || url.password) return 'must not contain credentials (the signature authenticates deliveries)';
+    if (url.username || url.password)
+      return 'must not contain credentials (the signature authenticates deliveries)';
     if (url.hash) return 'must not contain a fragment';
     if (this.allowPrivate) return undefined;
     try {
       await this.addressesFor(url.hostname);
       return undefined;
     } catch (error) {
-      return error instanceof TargetBlockedError ? error.message : `host ${url.hostname} could not be resolved`;
+      return error instanceof TargetBlockedError
+        ? error.message
+        : `host ${url.hostname} could not be resolved`;
     }
   }
 

@@ -78,10 +78,18 @@ export class WebhookSender {
       const responseBody = await readPrefix(response.body, RESPONSE_BODY_LOG_BYTES);
       const statusCode = response.statusCode;
       const retryAfterSeconds =
-        statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+        statusCode === 429 || statusCode === 503
+          ? parseRetryAfter(response.headers['retry-after'])
+          : undefined;
       return { startedAt, durationMs: elapsed(), statusCode, responseBody, error: null, retryAfterSeconds };
     } catch (error) {
-      return { startedAt, durationMs: elapsed(), statusCode: null, responseBody: null, ...describe(error, this.timeoutMs) };
+      return {
+        startedAt,
+        durationMs: elapsed(),
+        statusCode: null,
+        responseBody: null,
+        ...describe(error, this.timeoutMs),
+      };
     }
   }
 
@@ -103,7 +111,10 @@ async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): void }, lim
     }
   }
   // Cut on a character boundary: drop a trailing partial UTF-8 sequence.
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8').replace(/\uFFFD+$/, '');
+  return Buffer.concat(chunks)
+    .subarray(0, limit)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
 }
 
 /** Error codes of a connection that failed or broke, as the delivery log words them. */
@@ -116,7 +127,12 @@ const CONNECTION_ERRORS: Record<string, string> = {
 };
 
 function describe(error: unknown, timeoutMs: number): { error: string; failure: AttemptFailure } {
-  const problem = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const problem = error as {
+    name?: string;
+    code?: string;
+    message?: string;
+    cause?: { code?: string; message?: string };
+  };
   if (error instanceof TargetBlockedError || problem?.cause instanceof TargetBlockedError) {
     const blocked = error instanceof TargetBlockedError ? error : (problem.cause as Error);
     return { error: `target refused: ${blocked.message}`, failure: 'blocked' };

@@ -81,7 +81,8 @@ export class EventConsumer {
         await channel.assertExchange(CONVERSATIONS_EVENTS_EXCHANGE, 'topic', { durable: true });
         await channel.assertQueue(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE, { durable: true });
         await channel.assertQueue(WEBHOOKS_EVENTS_QUEUE, EVENTS_QUEUE_OPTIONS);
-        for (const type of PUBLIC_EVENT_TYPES) await channel.bindQueue(WEBHOOKS_EVENTS_QUEUE, CONVERSATIONS_EVENTS_EXCHANGE, type);
+        for (const type of PUBLIC_EVENT_TYPES)
+          await channel.bindQueue(WEBHOOKS_EVENTS_QUEUE, CONVERSATIONS_EVENTS_EXCHANGE, type);
         await channel.prefetch(this.config.WEBHOOK_EVENTS_PREFETCH);
         const { consumerTag } = await channel.consume(
           WEBHOOKS_EVENTS_QUEUE,
@@ -149,7 +150,10 @@ export class EventConsumer {
         if (claimed.length > 0) this.dispatcher.accept(claimed);
         if (claimed.length < created.length) this.dispatcher.wake();
       } catch (error) {
-        this.logger.warn({ err: (error as Error).message, events: batch.length }, 'fan-out failed; events will be redelivered');
+        this.logger.warn(
+          { err: (error as Error).message, events: batch.length },
+          'fan-out failed; events will be redelivered',
+        );
         await new Promise((resolve) => setTimeout(resolve, this.stopped ? 0 : FAILURE_BACKOFF_MS));
         for (const { channel, message } of batch) settle(() => channel.nack(message, false, true));
         this.metrics.consumed('requeued', batch.length);

@@ -103,7 +103,13 @@ export class WebhooksSchema1764100000000 implements MigrationInterface {
   }
 
   async down(db: QueryRunner): Promise<void> {
-    for (const table of ['processed_commands', 'delivery_attempts', 'deliveries', 'events', 'subscriptions']) {
+    for (const table of [
+      'processed_commands',
+      'delivery_attempts',
+      'deliveries',
+      'events',
+      'subscriptions',
+    ]) {
       await db.query(`DROP TABLE webhooks.${table}`);
     }
   }

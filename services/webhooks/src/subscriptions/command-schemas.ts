@@ -12,7 +12,10 @@ export const DESCRIPTION_MAX = 500;
 export const EVENTS_MAX = 20;
 
 const uuid = z.string().uuid();
-const events = z.array(z.union([z.literal(ALL_EVENTS), z.enum(PUBLIC_EVENT_TYPES)])).min(1).max(EVENTS_MAX);
+const events = z
+  .array(z.union([z.literal(ALL_EVENTS), z.enum(PUBLIC_EVENT_TYPES)]))
+  .min(1)
+  .max(EVENTS_MAX);
 const description = z
   .string()
   .max(DESCRIPTION_MAX)

@@ -91,7 +91,11 @@ export class SubscriptionsRepository {
     return inserted;
   }
 
-  async page(accountId: string, limit: number, offset: number): Promise<{ rows: SubscriptionRow[]; total: number }> {
+  async page(
+    accountId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: SubscriptionRow[]; total: number }> {
     const [rows, [{ total }]] = await Promise.all([
       execute<SubscriptionRow[]>(this.db, SQL.page, [accountId, limit, offset]),
       execute<Array<{ total: number }>>(this.db, SQL.count, [accountId]),
@@ -162,7 +166,12 @@ export class SubscriptionsRepository {
     secret: string,
     graceHours: number,
   ): Promise<SubscriptionRow | undefined> {
-    const [[row]]: [SubscriptionRow[], number] = await execute(tx, SQL.rotate, [id, accountId, secret, graceHours]);
+    const [[row]]: [SubscriptionRow[], number] = await execute(tx, SQL.rotate, [
+      id,
+      accountId,
+      secret,
+      graceHours,
+    ]);
     if (row) await execute(tx, SQL.notifyChanged, [id]);
     return row;
   }

@@ -29,7 +29,8 @@ import { SubscriptionsRepository, toWebhookView } from './subscriptions.reposito
 /** After a rotation the previous secret keeps signing (a second signature) this long, as with Svix. */
 export const SECRET_ROTATION_GRACE_HOURS = 24;
 
-const webhookNotFound = (id: unknown) => new DomainError('not_found', `Webhook ${String(id).slice(0, 64)} was not found.`);
+const webhookNotFound = (id: unknown) =>
+  new DomainError('not_found', `Webhook ${String(id).slice(0, 64)} was not found.`);
 const deliveryNotFound = (id: unknown) =>
   new DomainError('not_found', `Delivery ${String(id).slice(0, 64)} was not found.`);
 
@@ -97,7 +98,13 @@ export class WebhooksService {
     const { webhookId } = this.ref(request);
     return this.commands.applyOnce(request, async (tx) => {
       const secret = newSecret();
-      const row = await this.subscriptions.rotateSecret(tx, request.accountId, webhookId, secret, SECRET_ROTATION_GRACE_HOURS);
+      const row = await this.subscriptions.rotateSecret(
+        tx,
+        request.accountId,
+        webhookId,
+        secret,
+        SECRET_ROTATION_GRACE_HOURS,
+      );
       if (!row) throw webhookNotFound(webhookId);
       return { ...toWebhookView(row), secret };
     });
@@ -126,8 +133,15 @@ export class WebhooksService {
   async listDeliveries(request: RpcRequest<ListDeliveriesQuery>): Promise<DeliveryPage> {
     this.ref(request);
     const query = parsePayload(commandSchemas.listDeliveries, request.data);
-    if (!(await this.subscriptions.find(request.accountId, query.webhookId))) throw webhookNotFound(query.webhookId);
-    const page = await this.deliveries.page(request.accountId, query.webhookId, query.status, query.limit, query.offset);
+    if (!(await this.subscriptions.find(request.accountId, query.webhookId)))
+      throw webhookNotFound(query.webhookId);
+    const page = await this.deliveries.page(
+      request.accountId,
+      query.webhookId,
+      query.status,
+      query.limit,
+      query.offset,
+    );
     return { data: page.rows, pagination: { limit: query.limit, offset: query.offset, total: page.total } };
   }
 
@@ -151,7 +165,10 @@ export class WebhooksService {
       if (!delivery) throw deliveryNotFound(deliveryId);
       if (subscription.status !== 'enabled') throw disabled(webhookId);
       if (delivery.status === 'pending') {
-        throw new DomainError('delivery_pending', 'This delivery is still being attempted; retry it once it has failed.');
+        throw new DomainError(
+          'delivery_pending',
+          'This delivery is still being attempted; retry it once it has failed.',
+        );
       }
       return this.deliveries.markForRetry(tx, request.accountId, deliveryId);
     });

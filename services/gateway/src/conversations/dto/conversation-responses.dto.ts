@@ -3,7 +3,11 @@ import { MESSAGE_SENDERS } from '@app/contracts';
 import { ALL_STATUS_SPELLINGS } from '@app/dialects';
 import { ERROR_CATALOGUE } from '@app/errors';
 
-const STATUS_DOC = { enum: ALL_STATUS_SPELLINGS, description: 'Rendered in the output dialect.', example: 'active' };
+const STATUS_DOC = {
+  enum: ALL_STATUS_SPELLINGS,
+  description: 'Rendered in the output dialect.',
+  example: 'active',
+};
 const CONVERSATION_ID = { format: 'uuid', example: '0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b' };
 const TIME = { format: 'date-time', example: '2026-03-02T09:15:27.412Z' };
 const NULLABLE_TIME = { type: String, ...TIME, nullable: true };
@@ -37,13 +41,15 @@ export class ConversationResponse {
 }
 
 export class ConversationWithMessagesResponse extends ConversationResponse {
-  @ApiProperty({ type: [MessageResponse], description: 'Every message, oldest first.' }) messages: MessageResponse[];
+  @ApiProperty({ type: [MessageResponse], description: 'Every message, oldest first.' })
+  messages: MessageResponse[];
 }
 
 export class PaginationResponse {
   @ApiProperty({ example: 20 }) limit: number;
   @ApiProperty({ example: 0 }) offset: number;
-  @ApiProperty({ description: 'Conversations matching the filter as of the snapshot.', example: 57 }) total: number;
+  @ApiProperty({ description: 'Conversations matching the filter as of the snapshot.', example: 57 })
+  total: number;
   @ApiProperty({
     description:
       'Opaque token of the moment the first page was read. Pass it back as `snapshot` (as `next` does) to page through a list that does not shift while others create conversations.',
@@ -83,7 +89,11 @@ export class ProblemResponse {
   @ApiProperty({ example: 'Request validation failed' }) title: string;
   @ApiProperty({ type: 'integer', example: 400 }) status: number;
   @ApiProperty({ example: 'limit: must be an integer from 1 to 100' }) detail: string;
-  @ApiProperty({ enum: Object.keys(ERROR_CATALOGUE), example: 'validation_failed', description: 'Stable snake_case error code.' })
+  @ApiProperty({
+    enum: Object.keys(ERROR_CATALOGUE),
+    example: 'validation_failed',
+    description: 'Stable snake_case error code.',
+  })
   code: string;
   @ApiProperty({ example: '8f14e45f-ceea-467f-a0b6-3c6c9c2b7f10' }) request_id: string;
   @ApiPropertyOptional({ example: '/v1/conversations' }) instance?: string;

@@ -36,47 +36,72 @@ const STATUS_DOC = { enum: SUBSCRIPTION_STATUSES, default: 'enabled' };
 
 export class CreateWebhookDto {
   @ApiProperty(URL_DOC)
-  @IsString() @MaxLength(2048) @StorableText()
+  @IsString()
+  @MaxLength(2048)
+  @StorableText()
   url: string;
 
   @ApiProperty(EVENTS_DOC)
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(20) @IsString({ each: true }) @MaxLength(100, { each: true })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
   events: string[];
 
   @ApiPropertyOptional(DIALECT_DOC)
-  @IsOptional() @IsIn(DIALECTS)
+  @IsOptional()
+  @IsIn(DIALECTS)
   dialect?: Dialect;
 
   @ApiPropertyOptional(DESCRIPTION_DOC)
-  @IsOptional() @IsString() @MaxLength(500) @StorableText()
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  @StorableText()
   description?: string | null;
 
   @ApiPropertyOptional(STATUS_DOC)
-  @IsOptional() @IsIn(SUBSCRIPTION_STATUSES)
+  @IsOptional()
+  @IsIn(SUBSCRIPTION_STATUSES)
   status?: 'enabled' | 'disabled';
 }
 
 export class UpdateWebhookDto {
   @ApiPropertyOptional(URL_DOC)
-  @IsOptional() @IsString() @MaxLength(2048) @StorableText()
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  @StorableText()
   url?: string;
 
   @ApiPropertyOptional(EVENTS_DOC)
-  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(20) @IsString({ each: true }) @MaxLength(100, { each: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
   events?: string[];
 
   @ApiPropertyOptional(DIALECT_DOC)
-  @IsOptional() @IsIn(DIALECTS)
+  @IsOptional()
+  @IsIn(DIALECTS)
   dialect?: Dialect;
 
   @ApiPropertyOptional(DESCRIPTION_DOC)
-  @IsOptional() @IsString() @MaxLength(500) @StorableText()
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  @StorableText()
   description?: string | null;
 
   @ApiPropertyOptional({
     ...STATUS_DOC,
-    description: 'Disable to pause deliveries (pending ones wait); enable to resume and clear a failure streak.',
+    description:
+      'Disable to pause deliveries (pending ones wait); enable to resume and clear a failure streak.',
   })
-  @IsOptional() @IsIn(SUBSCRIPTION_STATUSES)
+  @IsOptional()
+  @IsIn(SUBSCRIPTION_STATUSES)
   status?: 'enabled' | 'disabled';
 }

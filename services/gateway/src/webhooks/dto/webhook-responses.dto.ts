@@ -23,7 +23,8 @@ export class WebhookResponse {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Why it is disabled: `disabled_by_user`, `endpoint_gone` (it answered 410), `failing` (every attempt failed for 5 days).',
+    description:
+      'Why it is disabled: `disabled_by_user`, `endpoint_gone` (it answered 410), `failing` (every attempt failed for 5 days).',
     example: null,
   })
   disabled_reason: string | null;
@@ -58,7 +59,12 @@ export class DeliveryAttemptResponse {
   @ApiProperty({ example: 84 }) duration_ms: number;
   @ApiProperty({ type: 'integer', nullable: true, description: 'Null when no response came.', example: 503 })
   status_code: number | null;
-  @ApiProperty({ type: String, nullable: true, description: 'First 1 KiB of the response body.', example: 'Service Unavailable' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'First 1 KiB of the response body.',
+    example: 'Service Unavailable',
+  })
   response_body: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'connection refused' }) error: string | null;
 }
@@ -66,7 +72,11 @@ export class DeliveryAttemptResponse {
 export class DeliveryResponse {
   @ApiProperty({ format: 'uuid', example: '9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b' }) id: string;
   @ApiProperty(WEBHOOK_ID) webhook_id: string;
-  @ApiProperty({ format: 'uuid', description: 'Also the `webhook-id` header of every attempt.', example: '67869b47-9c87-4c5a-9920-81d251ca95f4' })
+  @ApiProperty({
+    format: 'uuid',
+    description: 'Also the `webhook-id` header of every attempt.',
+    example: '67869b47-9c87-4c5a-9920-81d251ca95f4',
+  })
   event_id: string;
   @ApiProperty({
     enum: [...ALL_EVENT_SPELLINGS.filter((e) => e !== '*'), WEBHOOK_TEST_EVENT],
