@@ -7,9 +7,19 @@ export const commonSchema = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };
 
+/** Client-side bounds on every Postgres query and connection (README, Configuration). */
+export const DATABASE_BOUND_DEFAULTS = {
+  DATABASE_QUERY_TIMEOUT_MS: 5000,
+  DATABASE_CONNECT_TIMEOUT_MS: 2000,
+};
+
 export const databaseSchema = {
   DATABASE_URL: url(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/postgres'),
   DATABASE_POOL_SIZE: integer(1, 200, 10),
+  /** Longest a statement may run (Postgres's statement_timeout; the client gives up just after). */
+  DATABASE_QUERY_TIMEOUT_MS: integer(100, 600_000, DATABASE_BOUND_DEFAULTS.DATABASE_QUERY_TIMEOUT_MS),
+  /** Longest wait for a pooled connection, opening a new one included. */
+  DATABASE_CONNECT_TIMEOUT_MS: integer(100, 60_000, DATABASE_BOUND_DEFAULTS.DATABASE_CONNECT_TIMEOUT_MS),
 };
 
 export const amqpSchema = {
@@ -63,6 +73,10 @@ export const gatewaySchema = {
   TRUST_PROXY: boolean(false),
   /** On SIGTERM, keep serving this long, every response closing its connection, before the listener closes. */
   SHUTDOWN_DRAIN_MS: integer(0, 20_000, 0),
+  /** Requests in flight from which new ones are answered 503 `overloaded` at once; 0: no bound. */
+  LOAD_SHED_MAX_IN_FLIGHT: integer(0, 1_000_000, 256),
+  /** Event-loop delay (ms) from which new requests are answered 503 `overloaded` at once; 0: no bound. */
+  LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: integer(0, 10_000, 200),
   ...rateLimitSchema,
 };
 

@@ -7,3 +7,4 @@ export * from './list-snapshot';
 export * from './storable-text';
 export * from './webhooks';
 export * from './analytics';
+export * from './canonical-json';

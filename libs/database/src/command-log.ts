@@ -1,16 +1,43 @@
 import { DataSource, EntityManager } from 'typeorm';
-import type { RpcRequest } from '@app/contracts';
+import { canonicalJsonHash, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { execute, prepare, PreparedStatement } from './prepared-statement';
 
 /** Raised inside the transaction when a concurrent copy of the command committed first. */
 class AlreadyApplied extends Error {}
 
+/** What a command id stands for: which operation, with which payload, for which account. */
+export interface CommandRecord {
+  id: string;
+  accountId: string;
+  pattern: string;
+  /** SHA-256 of the payload's canonical JSON. */
+  payloadHash: string;
+}
+
+export function commandRecord(request: RpcRequest): CommandRecord {
+  return {
+    id: request.commandId,
+    accountId: request.accountId,
+    pattern: request.pattern,
+    payloadHash: canonicalJsonHash(request.data ?? null),
+  };
+}
+
+interface StoredCommand<T> {
+  pattern: string;
+  /** Null for commands recorded before payloads were (they are checked by pattern alone). */
+  payloadHash: string | null;
+  reply: T;
+}
+
 /**
  * Applies each command at most once, enforced by the primary key of the service schema's
- * `processed_commands` table (command_id, account_id, pattern, response jsonb, created_at), which
- * is written in the same transaction as the command's effects. A repeated command (redelivered
- * after its consumer died, or retried under the same Idempotency-Key) gets the first one's reply.
+ * `processed_commands` table (command_id, account_id, pattern, payload_hash, response jsonb,
+ * created_at), which is written in the same transaction as the command's effects. A repeated
+ * command (redelivered after its consumer died, or retried under the same Idempotency-Key) gets
+ * the first one's reply; the same command id with another operation or payload (a key reused
+ * for another request after a 5xx) is a 422 `idempotency_key_reused`, never the first's reply.
  *
  * The stored reply is read up front only for redeliveries; any other repeat is caught by the key
  * at commit (its effects roll back) or, if the work now fails (say the conversation was closed in
@@ -18,7 +45,7 @@ class AlreadyApplied extends Error {}
  */
 export class CommandLog {
   /** Statements prepared once per connection. */
-  private readonly sql: { recordCommand: PreparedStatement; storedReply: PreparedStatement };
+  private readonly sql: { recordCommand: PreparedStatement; storedCommand: PreparedStatement };
 
   constructor(
     private readonly db: DataSource,
@@ -26,23 +53,25 @@ export class CommandLog {
   ) {
     this.sql = {
       recordCommand: prepare(
-        `INSERT INTO ${schema}.processed_commands (command_id, account_id, pattern, response)
-              VALUES ($1, $2, $3, $4) ON CONFLICT (command_id) DO NOTHING RETURNING command_id`,
+        `INSERT INTO ${schema}.processed_commands (command_id, account_id, pattern, payload_hash, response)
+              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (command_id) DO NOTHING RETURNING command_id`,
       ),
-      storedReply: prepare(
-        `SELECT response FROM ${schema}.processed_commands WHERE command_id = $1 AND account_id = $2`,
+      storedCommand: prepare(
+        `SELECT pattern, payload_hash, response FROM ${schema}.processed_commands
+          WHERE command_id = $1 AND account_id = $2`,
       ),
     };
   }
 
   async applyOnce<T>(request: RpcRequest, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return this.once(request, () =>
+    return this.once(request, (command) =>
       this.db.transaction(async (tx) => {
         const reply = await work(tx);
         const recorded = await execute(tx, this.sql.recordCommand, [
-          request.commandId,
-          request.accountId,
-          request.pattern,
+          command.id,
+          command.accountId,
+          command.pattern,
+          command.payloadHash,
           JSON.stringify(reply),
         ]);
         if (recorded.length === 0) throw new AlreadyApplied();
@@ -52,38 +81,53 @@ export class CommandLog {
   }
 
   /**
-   * For a command done in one SQL statement that itself inserts its `processed_commands` row
-   * (plain INSERT: a repeat fails the whole statement on the primary key, changing nothing).
+   * For a command done in one SQL statement that itself inserts its `processed_commands` row from
+   * `command` (plain INSERT: a repeat fails the whole statement on the primary key, changing nothing).
    */
-  applyOnceInStatement<T>(request: RpcRequest, statement: () => Promise<T>): Promise<T> {
-    return this.once(request, () =>
-      statement().catch((error: unknown) => {
+  applyOnceInStatement<T>(
+    request: RpcRequest,
+    statement: (command: CommandRecord) => Promise<T>,
+  ): Promise<T> {
+    return this.once(request, (command) =>
+      statement(command).catch((error: unknown) => {
         throw isRepeatedCommand(error) ? new AlreadyApplied() : error;
       }),
     );
   }
 
-  private async once<T>(request: RpcRequest, apply: () => Promise<T>): Promise<T> {
+  private async once<T>(request: RpcRequest, apply: (command: CommandRecord) => Promise<T>): Promise<T> {
+    const command = commandRecord(request);
     if (request.redelivered) {
-      const stored = await this.storedReply<T>(request);
-      if (stored.found) return stored.reply;
+      const stored = await this.storedCommand<T>(command);
+      if (stored) return replyFor(stored, command);
     }
     try {
-      return await apply();
+      return await apply(command);
     } catch (error) {
       if (!(error instanceof AlreadyApplied) && !(error instanceof DomainError)) throw error;
-      const first = await this.storedReply<T>(request);
-      if (first.found) return first.reply;
-      if (error instanceof AlreadyApplied)
-        throw new Error(`command ${request.commandId} vanished after a conflict`);
+      const first = await this.storedCommand<T>(command);
+      if (first) return replyFor(first, command);
+      if (error instanceof AlreadyApplied) throw new Error(`command ${command.id} vanished after a conflict`);
       throw error;
     }
   }
 
-  private async storedReply<T>(request: RpcRequest): Promise<{ found: true; reply: T } | { found: false }> {
-    const rows = await execute(this.db, this.sql.storedReply, [request.commandId, request.accountId]);
-    return rows.length > 0 ? { found: true, reply: rows[0].response as T } : { found: false };
+  private async storedCommand<T>(command: CommandRecord): Promise<StoredCommand<T> | undefined> {
+    const [row] = await execute(this.db, this.sql.storedCommand, [command.id, command.accountId]);
+    return row && { pattern: row.pattern, payloadHash: row.payload_hash, reply: row.response as T };
   }
+}
+
+/** The first reply, if the command id was recorded for this very operation and payload. */
+function replyFor<T>(stored: StoredCommand<T>, command: CommandRecord): T {
+  const samePayload = stored.payloadHash === null || stored.payloadHash === command.payloadHash;
+  if (stored.pattern !== command.pattern || !samePayload) {
+    throw new DomainError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was used for another operation or body; use a new key for a new request.',
+    );
+  }
+  return stored.reply;
 }
 
 function isRepeatedCommand(error: unknown): boolean {

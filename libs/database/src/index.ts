@@ -4,3 +4,4 @@ export * from './dependency-check';
 export * from './periodic-task';
 export * from './prepared-statement';
 export * from './command-log';
+export * from './database-errors';

@@ -1,5 +1,12 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import type { Logger } from 'pino';
+import { queryBounds } from './data-source-options';
+
+/**
+ * A migration (or a replica waiting for another's behind the advisory lock) may take far longer
+ * than a request's query; it is still bounded.
+ */
+const MIGRATION_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * Creates the service's schema and runs its pending migrations under a Postgres advisory lock,
@@ -11,7 +18,11 @@ export async function prepareDatabase(
   schema: string,
   logger: Logger,
 ): Promise<void> {
-  const dataSource = new DataSource(options);
+  const extra = (options as { extra?: object }).extra;
+  const dataSource = new DataSource({
+    ...options,
+    extra: { ...extra, ...queryBounds(MIGRATION_TIMEOUT_MS) },
+  } as DataSourceOptions);
   await dataSource.initialize();
   try {
     await migrateUnderLock(dataSource, schema, logger);

@@ -1,6 +1,7 @@
 /**
  * The one error vocabulary of the product. A code never changes once published; the same codes
  * cross RabbitMQ in RPC replies and are rendered as RFC 9457 problem details by the gateway.
+ * `retryAfterSeconds`: what the `Retry-After` header of a 503 or 504 says (every one carries it).
  */
 export const ERROR_CATALOGUE = {
   validation_failed: { status: 400, title: 'Request validation failed' },
@@ -19,11 +20,19 @@ export const ERROR_CATALOGUE = {
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
   rate_limited: { status: 429, title: 'Rate limit exceeded' },
   internal_error: { status: 500, title: 'Internal server error' },
-  service_unavailable: { status: 503, title: 'Service unavailable' },
-  upstream_timeout: { status: 504, title: 'Upstream timeout' },
-} as const satisfies Record<string, { status: number; title: string }>;
+  service_unavailable: { status: 503, title: 'Service unavailable', retryAfterSeconds: 2 },
+  database_unavailable: { status: 503, title: 'Database unavailable', retryAfterSeconds: 2 },
+  overloaded: { status: 503, title: 'Server overloaded', retryAfterSeconds: 1 },
+  upstream_timeout: { status: 504, title: 'Upstream timeout', retryAfterSeconds: 2 },
+} as const satisfies Record<string, { status: number; title: string; retryAfterSeconds?: number }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** Seconds a client should wait before retrying after `code`, for the codes that say (503, 504). */
+export function retryAfterSeconds(code: ErrorCode): number | undefined {
+  const entry: { status: number; retryAfterSeconds?: number } = ERROR_CATALOGUE[code];
+  return entry.retryAfterSeconds;
+}
 
 export interface FieldError {
   field: string;

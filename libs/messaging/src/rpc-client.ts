@@ -19,7 +19,14 @@ export interface RpcClientOptions {
   metrics?: RpcClientMetrics;
 }
 
-type OutgoingRequest = Omit<RpcRequest, 'commandId'> & { commandId?: string };
+type OutgoingRequest = Omit<RpcRequest, 'commandId'> & {
+  commandId?: string;
+  /**
+   * When the caller's answer is due (a `performance.now()` time, e.g. its HTTP request's arrival
+   * plus RPC_TIMEOUT_MS); the call never outlasts it, nor timeoutMs from now. Not sent.
+   */
+  deadline?: number;
+};
 
 interface PendingCall {
   resolve: (reply: RpcReply) => void;
@@ -90,41 +97,57 @@ export class RpcClient {
     }
   }
 
-  private async call<T>(request: OutgoingRequest): Promise<T> {
+  /**
+   * One timer bounds the whole call, from here: waiting for the broker (the consumer-count check
+   * on a stalled connection included), the publish and the reply. The command's TTL in the queue
+   * is what is left of it, so a command the caller gave up on is not started later.
+   */
+  private async call<T>({ deadline, ...request }: OutgoingRequest): Promise<T> {
+    const due = Math.min(deadline ?? Infinity, performance.now() + this.options.timeoutMs);
+    const correlationId = randomUUID();
+    const reply = await new Promise<RpcReply>((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          this.pending.delete(correlationId);
+          this.consumers.checkedAt = 0; // a silent service may have gone: ask the broker next time
+          reject(
+            new DomainError(
+              'upstream_timeout',
+              `No reply from the service within ${this.options.timeoutMs} ms.`,
+            ),
+          );
+        },
+        Math.max(0, due - performance.now()),
+      );
+      this.pending.set(correlationId, { resolve, timer });
+      const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };
+      this.publish(correlationId, envelope, due).catch((error: unknown) => {
+        if (!this.pending.delete(correlationId)) return; // already timed out
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+    if (!reply.ok) throw DomainError.fromPayload(reply.error);
+    return reply.data as T;
+  }
+
+  /** Publishes the command unless the queue has no consumer (503) or the call has timed out meanwhile. */
+  private async publish(correlationId: string, envelope: RpcRequest, due: number): Promise<void> {
     const channel = this.channel;
     if (!channel) throw unavailable('The message broker is unreachable.');
     if ((await this.consumerCount(channel)) === 0)
       throw unavailable(`The ${this.serviceName} service is not running.`);
-
-    const correlationId = randomUUID();
-    const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };
-    const reply = await new Promise<RpcReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(correlationId);
-        this.consumers.checkedAt = 0; // a silent service may have gone: ask the broker next time
-        reject(
-          new DomainError(
-            'upstream_timeout',
-            `No reply from the service within ${this.options.timeoutMs} ms.`,
-          ),
-        );
-      }, this.options.timeoutMs);
-      this.pending.set(correlationId, { resolve, timer });
-      try {
-        channel.sendToQueue(this.options.queue, Buffer.from(JSON.stringify(envelope)), {
-          correlationId,
-          replyTo: DIRECT_REPLY_QUEUE,
-          contentType: 'application/json',
-          expiration: String(this.options.timeoutMs),
-        });
-      } catch {
-        clearTimeout(timer);
-        this.pending.delete(correlationId);
-        reject(unavailable('The message broker connection was lost.'));
-      }
-    });
-    if (!reply.ok) throw DomainError.fromPayload(reply.error);
-    return reply.data as T;
+    if (!this.pending.has(correlationId)) return;
+    try {
+      channel.sendToQueue(this.options.queue, Buffer.from(JSON.stringify(envelope)), {
+        correlationId,
+        replyTo: DIRECT_REPLY_QUEUE,
+        contentType: 'application/json',
+        expiration: String(Math.max(1, Math.ceil(due - performance.now()))),
+      });
+    } catch {
+      throw unavailable('The message broker connection was lost.');
+    }
   }
 
   async close(): Promise<void> {

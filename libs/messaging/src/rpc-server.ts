@@ -4,7 +4,8 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import { lastValueFrom } from 'rxjs';
 import type { Logger } from 'pino';
 import type { RpcReply, RpcRequest } from '@app/contracts';
-import { DomainError } from '@app/errors';
+import { databaseUnavailable, isDatabaseUnavailable } from '@app/database';
+import { DomainError, ERROR_CATALOGUE } from '@app/errors';
 import { requestContext } from '@app/observability';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import { PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
@@ -174,6 +175,14 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       return { ok: true, data };
     } catch (error) {
       if (error instanceof DomainError) return { ok: false, error: error.toPayload() };
+      if (isDatabaseUnavailable(error)) {
+        // An outage, not a bug: the caller is told to retry (503), the cause is logged.
+        this.options.logger.warn(
+          { err: (error as Error).message, pattern: request.pattern },
+          'database unavailable',
+        );
+        return { ok: false, error: databaseUnavailable().toPayload() };
+      }
       this.options.logger.error({ err: error, pattern: request.pattern }, 'rpc handler failed');
       return { ok: false, error: { code: 'internal_error', detail: 'The request could not be completed.' } };
     }
@@ -197,7 +206,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
 
 function commandOutcome(reply: RpcReply): RpcCommandOutcome {
   if (reply.ok) return 'ok';
-  return reply.error.code === 'internal_error' ? 'failed' : 'rejected';
+  return ERROR_CATALOGUE[reply.error.code].status >= 500 ? 'failed' : 'rejected';
 }
 
 function parseRequest(content: Buffer): RpcRequest | undefined {

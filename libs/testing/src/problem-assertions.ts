@@ -19,6 +19,8 @@ export const PROBLEM_TITLES: Record<string, string> = {
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Rate limit exceeded',
   service_unavailable: 'Service unavailable',
+  database_unavailable: 'Database unavailable',
+  overloaded: 'Server overloaded',
   upstream_timeout: 'Upstream timeout',
 };
 

@@ -1,13 +1,23 @@
 import net from 'node:net';
 
+/** One relayed connection: the client's socket, the upstream one, and bytes held while stalled. */
+interface Relay {
+  client: net.Socket;
+  upstream: net.Socket;
+  held: Array<{ to: net.Socket; chunk: Buffer }>;
+}
+
 /**
  * A TCP relay on 127.0.0.1 in front of a real Postgres, RabbitMQ or Redis, so a test can make that
- * dependency unreachable for one service (`cut`: connections dropped, new ones refused) and bring
- * it back (`restore`, same port) without touching the server the other tests share.
+ * dependency unreachable for one service (`cut`: connections dropped, new ones refused) or silent
+ * (`stall`: connections stay open, nothing gets through either way, as when a network path or the
+ * server hangs), and bring it back (`restore`, `resume`; same port) without touching the server
+ * the other tests share.
  */
 export class TcpProxy {
   private server?: net.Server;
-  private readonly sockets = new Set<net.Socket>();
+  private readonly relays = new Set<Relay>();
+  private stalled = false;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -34,7 +44,11 @@ export class TcpProxy {
   async cut(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
+    for (const relay of this.relays) {
+      relay.client.destroy();
+      relay.upstream.destroy();
+    }
+    this.relays.clear();
     if (server) await new Promise((resolve) => server.close(resolve));
   }
 
@@ -50,18 +64,45 @@ export class TcpProxy {
     this.server = server;
   }
 
+  /**
+   * From now on nothing is forwarded, either way, on open or new connections: bytes are held (as
+   * TCP would retransmit them) until `resume`. Connections are accepted, so connecting succeeds.
+   */
+  stall(): void {
+    this.stalled = true;
+  }
+
+  /** Delivers what was held, in order, and forwards again. */
+  resume(): void {
+    this.stalled = false;
+    for (const relay of this.relays) {
+      for (const { to, chunk } of relay.held.splice(0)) to.write(chunk);
+    }
+  }
+
   close(): Promise<void> {
+    this.resume();
     return this.cut();
   }
 
   private relay(client: net.Socket): void {
     const upstream = net.connect(this.target.port, this.target.host);
-    for (const socket of [client, upstream]) {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-      socket.on('error', () => (socket === client ? upstream : client).destroy());
-    }
-    client.pipe(upstream).pipe(client);
+    const relay: Relay = { client, upstream, held: [] };
+    this.relays.add(relay);
+    const forward = (from: net.Socket, to: net.Socket) => {
+      from.on('data', (chunk: Buffer) => {
+        if (this.stalled) relay.held.push({ to, chunk });
+        else to.write(chunk);
+      });
+      from.on('end', () => to.end());
+      from.on('close', () => {
+        to.destroy();
+        this.relays.delete(relay);
+      });
+      from.on('error', () => to.destroy());
+    };
+    forward(client, upstream);
+    forward(upstream, client);
   }
 }
 

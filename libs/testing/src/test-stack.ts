@@ -87,21 +87,26 @@ export class TestStack {
       PORT: '0',
       HOST: '127.0.0.1',
       RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '1000000',
+      // An in-process gateway shares its event loop with the test itself (and its OpenAPI checks):
+      // its delay says nothing about the gateway's load. Real gateway processes shed on it.
+      LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0',
       ...this.options.gateway,
     });
   }
 
-  conversationsConfig(): ConversationsConfig {
+  conversationsConfig(overrides: StackOptions['conversations'] = {}): ConversationsConfig {
     return loadConfig(conversationsSchema, {
       ...process.env,
       ...OPS_SERVER,
       OUTBOX_POLL_MS: '200',
       ...this.options.conversations,
+      ...overrides,
     });
   }
 
-  async startConversations(): Promise<void> {
-    this.conversations = await startConversationsService(this.conversationsConfig(), logger());
+  /** Starts the conversations service, with `overrides` on top of the stack's own variables. */
+  async startConversations(overrides: StackOptions['conversations'] = {}): Promise<void> {
+    this.conversations = await startConversationsService(this.conversationsConfig(overrides), logger());
   }
 
   async stopConversations(): Promise<void> {

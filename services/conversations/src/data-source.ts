@@ -1,6 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
-import type { ConversationsConfig } from '@app/config';
-import { postgresOptions } from '@app/database';
+import { DatabaseSettings, postgresOptions } from '@app/database';
 import { ProcessedCommandEntity } from './commands/processed-command.entity';
 import { ConversationEntity } from './conversations/conversation.entity';
 import { LeadEntity } from './conversations/lead.entity';
@@ -8,15 +7,14 @@ import { MessageEntity } from './conversations/message.entity';
 import { StatusCountEntity } from './conversations/status-count.entity';
 import { InitialSchema1763856000000 } from './migrations/1763856000000-initial-schema';
 import { AnalyticsRollups1764000000000 } from './migrations/1764000000000-analytics-rollups';
+import { CommandPayloads1764200000001 } from './migrations/1764200000001-command-payloads';
 import { OutboxEventEntity } from './outbox/outbox-event.entity';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
-export function conversationsDataSourceOptions(
-  config: Pick<ConversationsConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>,
-): DataSourceOptions {
+export function conversationsDataSourceOptions(config: DatabaseSettings): DataSourceOptions {
   return {
-    ...postgresOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE, 'conversations'),
+    ...postgresOptions(config, 'conversations'),
     schema: CONVERSATIONS_SCHEMA,
     migrationsTableName: 'migrations',
     entities: [
@@ -27,6 +25,6 @@ export function conversationsDataSourceOptions(
       OutboxEventEntity,
       ProcessedCommandEntity,
     ],
-    migrations: [InitialSchema1763856000000, AnalyticsRollups1764000000000],
+    migrations: [InitialSchema1763856000000, AnalyticsRollups1764000000000, CommandPayloads1764200000001],
   } as DataSourceOptions;
 }

@@ -1,5 +1,4 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { DataSource } from 'typeorm';
@@ -19,6 +18,7 @@ import { AccountsRepository } from './accounts/accounts.repository';
 import { AnalyticsClient } from './analytics/analytics.client';
 import { AnalyticsController } from './analytics/analytics.controller';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { ApiKeyMetrics } from './auth/api-key-metrics';
 import { ConversationsClient } from './conversations/conversations.client';
 import { ConversationsController } from './conversations/conversations.controller';
 import { gatewayDataSourceOptions } from './data-source';
@@ -26,7 +26,7 @@ import { GATEWAY_CONFIG } from './gateway-config.token';
 import { gatewayReadiness } from './health/gateway-readiness';
 import { DrainState } from './http/connection-drain';
 import { requestLoggingModule } from './http/request-logging';
-import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
+import { IdempotencyHooks } from './idempotency/idempotency-hooks';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
 import { RateLimitMetrics } from './rate-limit/rate-limit-metrics';
@@ -34,6 +34,12 @@ import { RateLimits } from './rate-limit/rate-limits';
 import { REDIS } from './rate-limit/redis-connection';
 import { WEBHOOKS_RPC, WebhooksClient } from './webhooks/webhooks.client';
 import { WebhooksController } from './webhooks/webhooks.controller';
+
+/**
+ * An unfinished Idempotency-Key claim is taken over this long after the RPC timeout: its request
+ * can no longer be waiting for a reply by then.
+ */
+const IDEMPOTENCY_LEASE_MARGIN_MS = 1000;
 
 @Module({})
 export class GatewayAppModule {
@@ -74,14 +80,23 @@ export class GatewayAppModule {
           provide: ApiKeyAuthenticator,
           inject: [AccountsRepository],
           useFactory: (accounts: AccountsRepository) =>
-            new ApiKeyAuthenticator(accounts, config.AUTH_CACHE_TTL_MS),
+            new ApiKeyAuthenticator(accounts, config.AUTH_CACHE_TTL_MS, new ApiKeyMetrics(registry)),
         },
         {
           provide: IdempotencyRepository,
           inject: [getDataSourceToken()],
-          useFactory: (db: DataSource) => new IdempotencyRepository(db, config.IDEMPOTENCY_TTL_HOURS),
+          useFactory: (db: DataSource) =>
+            new IdempotencyRepository(
+              db,
+              config.IDEMPOTENCY_TTL_HOURS,
+              config.RPC_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS,
+            ),
         },
-        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+        {
+          provide: IdempotencyHooks,
+          inject: [IdempotencyRepository],
+          useFactory: (keys: IdempotencyRepository) => new IdempotencyHooks(keys, logger),
+        },
         {
           provide: IdempotencyRetentionJob,
           inject: [IdempotencyRepository],

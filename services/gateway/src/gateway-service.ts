@@ -3,7 +3,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
-import { prepareDatabase } from '@app/database';
+import { DatabaseSettings, prepareDatabase } from '@app/database';
 import { connectAmqp, RpcClient } from '@app/messaging';
 import { createMetricsRegistry, PinoNestLogger } from '@app/observability';
 import { subscribeToAccountChanges } from './accounts/account-changes';
@@ -11,6 +11,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { connectRedis } from './rate-limit/redis-connection';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
+import { registerRequestDeadline } from './deadline/request-deadline';
 import { GatewayAppModule } from './gateway-app.module';
 import { DrainState, registerConnectionDrain } from './http/connection-drain';
 import { frameworkErrorHandler } from './http/framework-errors';
@@ -20,6 +21,8 @@ import { ProblemFilter } from './http/problem.filter';
 import { requestIdFor } from './http/request-id';
 import { trackRepliesForLogging, withRequestLine } from './http/request-logging';
 import { bodyValidationPipe } from './http/validation';
+import { IdempotencyHooks } from './idempotency/idempotency-hooks';
+import { LoadShedder } from './load-shedding/load-shedding';
 import { setUpOpenApi } from './openapi';
 import { WEBHOOKS_RPC } from './webhooks/webhooks.client';
 
@@ -29,12 +32,9 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function migrateGateway(
-  config: Pick<GatewayConfig, 'DATABASE_URL'>,
-  logger: Logger,
-): Promise<void> {
+export async function migrateGateway(config: DatabaseSettings, logger: Logger): Promise<void> {
   await prepareDatabase(
-    gatewayDataSourceOptions({ DATABASE_URL: config.DATABASE_URL, DATABASE_POOL_SIZE: 2 }),
+    gatewayDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }),
     GATEWAY_SCHEMA,
     logger,
   );
@@ -80,9 +80,20 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   authenticator = apiKeys;
   subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);
   const fastify = app.getHttpAdapter().getInstance();
+  // First of all: refusing work costs the least before anything else is done for it.
+  const shedder = new LoadShedder(
+    {
+      maxInFlight: config.LOAD_SHED_MAX_IN_FLIGHT,
+      maxEventLoopDelayMs: config.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
+    },
+    registry,
+  );
+  shedder.register(fastify);
+  registerRequestDeadline(fastify, config.RPC_TIMEOUT_MS);
   fastify.removeContentTypeParser('text/plain');
   trackRepliesForLogging(fastify);
   registerHttpHooks(fastify, apiKeys, app.get(RateLimits));
+  app.get(IdempotencyHooks).register(fastify);
   registerHttpMetrics(fastify, registry);
   const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS, app.get(DrainState));
   app.useGlobalFilters(new ProblemFilter(logger));
@@ -105,6 +116,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       await amqp.close();
       redis.disconnect();
       subscriber.disconnect();
+      shedder.close();
     },
   };
 }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ConversationStatus } from '@app/dialects';
 import type { ListConversationsQuery, MessageSender } from '@app/contracts';
-import { execute } from '@app/database';
+import { CommandRecord, execute } from '@app/database';
 import { ConversationRow, MessageRow } from './conversation-row';
 import { SQL } from './conversations.sql';
 
@@ -115,7 +115,7 @@ export class ConversationsRepository {
     conversationId: string,
     message: { id: string; sender: MessageSender; content: string },
     event: { envelope: object; type: string; id: string },
-    command: { id: string; pattern: string },
+    command: CommandRecord,
   ): Promise<{ message: MessageRow; conversation: ConversationRow } | undefined> {
     const [row] = await execute(this.db, SQL.sendMessage, [
       conversationId,
@@ -128,6 +128,7 @@ export class ConversationsRepository {
       JSON.stringify(event.envelope),
       command.id,
       command.pattern,
+      command.payloadHash,
     ]);
     return row;
   }

@@ -88,13 +88,13 @@ export class ConversationsService {
     const command = parsePayload(commandSchemas.sendMessage, request.data);
     const { accountId } = request;
     const event = this.outbox.envelope(accountId, command.conversationId, messageEventType(command.sender));
-    return this.commands.applyOnceInStatement(request, async () => {
+    return this.commands.applyOnceInStatement(request, async (record) => {
       const saved = await this.conversations.sendMessage(
         accountId,
         command.conversationId,
         { id: randomUUID(), sender: command.sender, content: command.content },
         { envelope: event, type: event.type, id: event.id },
-        { id: request.commandId, pattern: request.pattern },
+        record,
       );
       if (saved) return toMessageView(saved.message);
       // Nothing appended: the conversation is closed, or not this account's (or not there).

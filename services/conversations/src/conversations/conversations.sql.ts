@@ -116,8 +116,8 @@ export const SQL = {
                   'data', jsonb_build_object('conversation_id', m.conversation_id, 'message', to_jsonb(m)))
            FROM m),
        command AS (
-         INSERT INTO conversations.processed_commands (command_id, account_id, pattern, response)
-         SELECT $9, $2, $10, to_jsonb(m) FROM m)
+         INSERT INTO conversations.processed_commands (command_id, account_id, pattern, payload_hash, response)
+         SELECT $9, $2, $10, $11, to_jsonb(m) FROM m)
        SELECT row_to_json(c) AS conversation, row_to_json(m) AS message FROM c, m`,
   ),
 };

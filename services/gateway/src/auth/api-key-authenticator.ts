@@ -1,4 +1,5 @@
 import type { Plan } from '@app/dialects';
+import { orDatabaseUnavailable } from '@app/database';
 import { DomainError } from '@app/errors';
 import type { AccountChange } from '../accounts/account-changes';
 import { AccountsRepository, KeyRecord } from '../accounts/accounts.repository';
@@ -12,23 +13,36 @@ export interface Principal {
 
 interface CachedKey {
   record: KeyRecord | undefined;
+  /** From here on a request still uses the entry but reads the key again in the background. */
+  refreshAt: number;
   expiresAt: number;
 }
 
 const MAX_CACHED_KEYS = 10_000;
+/** Share of the TTL after which a used entry is refreshed ahead of its expiry. */
+const REFRESH_AHEAD = 0.75;
 
 /**
  * Resolves `Authorization: Bearer <key>` to an account. Key rows are cached in memory for a few
  * seconds (AUTH_CACHE_TTL_MS): a revocation or plan change is seen by every replica within that
  * time, and a busy key costs no database round trip. Unknown key ids are cached too, so a flood
  * of made-up keys does not reach Postgres more than once per id and TTL.
+ *
+ * Under load (issue 10, item 13) a key is read by one query at a time, however many requests
+ * need it at once, and a key in use is read again in the background before its entry expires,
+ * so busy keys never all miss the cache together and queue on the pool. Postgres unreachable
+ * is the 503 `database_unavailable`.
  */
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, CachedKey>();
+  private readonly reads = new Map<string, Promise<KeyRecord | undefined>>();
+  /** Bumped by every forget(): a read that started before it must not be cached. */
+  private generation = 0;
 
   constructor(
     private readonly accounts: AccountsRepository,
     private readonly ttlMs: number,
+    private readonly metrics?: { keyRead(): void },
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Principal> {
@@ -48,25 +62,59 @@ export class ApiKeyAuthenticator {
 
   /** Drops cached records so the next request reads the key (and its account's plan) afresh. */
   forget(change: AccountChange): void {
+    this.generation += 1;
     if ('keyId' in change) {
       this.cache.delete(change.keyId);
+      this.reads.delete(change.keyId);
       return;
     }
     for (const [keyId, cached] of this.cache) {
       if (cached.record?.accountId === change.accountId) this.cache.delete(keyId);
     }
+    this.reads.clear();
   }
 
-  private async lookup(keyId: string): Promise<KeyRecord | undefined> {
-    const now = Date.now();
+  private lookup(keyId: string): Promise<KeyRecord | undefined> {
     const cached = this.cache.get(keyId);
-    if (cached && cached.expiresAt > now) return cached.record;
-    const record = await this.accounts.findKey(keyId);
-    if (this.ttlMs > 0) {
-      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(keyId, { record, expiresAt: now + this.ttlMs });
+    if (cached) {
+      const now = Date.now();
+      if (cached.expiresAt > now) {
+        if (cached.refreshAt <= now) this.read(keyId).catch(() => undefined);
+        return Promise.resolve(cached.record);
+      }
     }
-    return record;
+    return this.read(keyId);
+  }
+
+  /** Reads the key from Postgres; callers asking for it meanwhile share the one query. */
+  private read(keyId: string): Promise<KeyRecord | undefined> {
+    let reading = this.reads.get(keyId);
+    if (!reading) {
+      const generation = this.generation;
+      reading = orDatabaseUnavailable(() => this.accounts.findKey(keyId))
+        .then((record) => {
+          if (generation === this.generation) this.remember(keyId, record);
+          return record;
+        })
+        .finally(() => {
+          if (this.reads.get(keyId) === reading) this.reads.delete(keyId);
+        });
+      this.reads.set(keyId, reading);
+      this.metrics?.keyRead();
+    }
+    return reading;
+  }
+
+  private remember(keyId: string, record: KeyRecord | undefined): void {
+    if (this.ttlMs <= 0) return;
+    this.cache.delete(keyId);
+    if (this.cache.size >= MAX_CACHED_KEYS) this.cache.delete(this.cache.keys().next().value as string);
+    const now = Date.now();
+    this.cache.set(keyId, {
+      record,
+      refreshAt: now + this.ttlMs * REFRESH_AHEAD,
+      expiresAt: now + this.ttlMs,
+    });
   }
 }
 

@@ -16,6 +16,8 @@ const ALWAYS: ErrorCode[] = [
   'rate_limited',
   'internal_error',
   'service_unavailable',
+  'database_unavailable',
+  'overloaded',
   'upstream_timeout',
 ];
 
@@ -38,6 +40,8 @@ const EXAMPLE_DETAILS: Record<ErrorCode, string> = {
   rate_limited: "This account's plan allows 1000 requests per window; retry after 42 s.",
   internal_error: 'An unexpected error occurred. Quote the request_id when reporting it.',
   service_unavailable: 'The conversations service is not running.',
+  database_unavailable: 'The database is unavailable; retry shortly.',
+  overloaded: 'The server is over capacity; retry shortly.',
   upstream_timeout: 'No reply from the service within 5000 ms.',
 };
 const EXAMPLE_FIELD_ERRORS: FieldError[] = [{ field: 'limit', message: 'must be an integer from 1 to 100' }];

@@ -25,6 +25,8 @@ export function registerHttpHooks(
       request.principal = await authenticator.authenticate(request.headers.authorization);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
+      // Only a bad key counts against the address (not Postgres being unreachable).
+      if (error.code !== 'unauthorized') return sendProblem(request, reply, error);
       const perIp = await rateLimits.admitFailedAuthentication(request.ip);
       if (perIp && !perIp.admitted) {
         reply.header('retry-after', String(Math.max(1, secondsUntilSlotFrees(perIp))));

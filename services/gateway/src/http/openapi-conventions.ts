@@ -49,7 +49,7 @@ const RATE_LIMIT: Record<string, HeaderObject> = {
 };
 
 const RETRY_AFTER: HeaderObject = {
-  ...integerHeader('Seconds until a request is admitted again.', 42),
+  ...integerHeader('Seconds to wait before retrying (on 429, 503 and 504).', 42),
   required: true,
 };
 const WWW_AUTHENTICATE: HeaderObject = {
@@ -84,7 +84,7 @@ function responseHeaders(method: string, status: string): Record<string, HeaderO
     'X-Request-Id': REQUEST_ID,
     ...(status !== '401' && RATE_LIMIT),
     ...(status === '401' && { 'WWW-Authenticate': WWW_AUTHENTICATE }),
-    ...(status === '429' && { 'Retry-After': RETRY_AFTER }),
+    ...(['429', '503', '504'].includes(status) && { 'Retry-After': RETRY_AFTER }),
     ...(method === 'post' && status.startsWith('2') && { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED }),
   };
 }

@@ -1,8 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { DomainError, ErrorCode, PROBLEM_CONTENT_TYPE, toProblem } from '@app/errors';
-import { ReplayedResponse } from '../idempotency/replayed-response';
+import { DomainError, ErrorCode, PROBLEM_CONTENT_TYPE, retryAfterSeconds, toProblem } from '@app/errors';
 
 /**
  * Errors raised by Fastify while reading the body reach the filter as HttpExceptions carrying only
@@ -25,10 +24,6 @@ export class ProblemFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    if (exception instanceof ReplayedResponse) {
-      exception.send(reply);
-      return;
-    }
     sendProblem(request, reply, this.toDomainError(exception, request));
   }
 
@@ -73,6 +68,10 @@ export function problemFor(error: DomainError, request: FastifyRequest) {
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: DomainError): FastifyReply {
   if (error.code === 'unauthorized')
     reply.header('www-authenticate', 'Bearer realm="api", error="invalid_token"');
+  // Every 503 and 504 says when to retry (a 429 sets its own).
+  const retryAfter = retryAfterSeconds(error.code);
+  if (retryAfter !== undefined && !reply.hasHeader('retry-after'))
+    reply.header('retry-after', String(retryAfter));
   return reply
     .header('x-request-id', request.id)
     .status(error.status)

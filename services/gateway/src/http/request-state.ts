@@ -7,7 +7,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every /v1 request that reaches a handler. */
     principal?: Principal;
-    /** Set by the idempotency interceptor: the same for every retry of one logical command. */
+    /** Set by the idempotency hooks: the same for every retry of one logical command. */
     commandId?: string;
   }
 }
@@ -17,12 +17,19 @@ export interface CallContext {
   accountId: string;
   requestId: string;
   commandId?: string;
+  /** When the answer is due (request-deadline.ts); the RPC never outlasts it. */
+  deadline?: number;
 }
 
 export const Call = createParamDecorator((_: unknown, context: ExecutionContext): CallContext => {
   const request = context.switchToHttp().getRequest<FastifyRequest>();
   if (!request.principal) throw new Error('route reached without authentication');
-  return { accountId: request.principal.accountId, requestId: request.id, commandId: request.commandId };
+  return {
+    accountId: request.principal.accountId,
+    requestId: request.id,
+    commandId: request.commandId,
+    deadline: request.deadline,
+  };
 });
 
 /** The dialect the response is rendered in (DESIGN.md: Accept-Language, then path). */

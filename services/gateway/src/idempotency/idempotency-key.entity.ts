@@ -12,4 +12,7 @@ export class IdempotencyKeyEntity {
   @Column({ type: 'timestamptz', name: 'created_at', precision: 3 }) createdAt: Date;
   @Column({ type: 'timestamptz', name: 'completed_at', precision: 3, nullable: true })
   completedAt: Date | null;
+  @Column({ type: 'uuid', name: 'claim_token', nullable: true }) claimToken: string | null;
+  @Column({ type: 'timestamptz', name: 'locked_until', precision: 3, nullable: true })
+  lockedUntil: Date | null;
 }

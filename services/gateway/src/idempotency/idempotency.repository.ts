@@ -1,15 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { execute, prepare } from '@app/database';
 
 /** Statements prepared once per connection (see libs/database). */
 const SQL = {
+  /**
+   * Takes the key when it is new, past its retention, or held by a claim whose lease ran out for
+   * the same method, path and body (its holder died or could not release it). Returns a row iff taken.
+   */
   claim: prepare(
-    `INSERT INTO gateway.idempotency_keys AS k (account_id, key, method, path, body_hash)
-       VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO gateway.idempotency_keys AS k
+            (account_id, key, method, path, body_hash, claim_token, locked_until)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $8))
        ON CONFLICT (account_id, key) DO UPDATE
          SET method = EXCLUDED.method, path = EXCLUDED.path, body_hash = EXCLUDED.body_hash,
-             status_code = NULL, response_body = NULL, created_at = now(), completed_at = NULL
-         WHERE k.created_at < now() - make_interval(hours => $6)
+             status_code = NULL, response_body = NULL, created_at = now(), completed_at = NULL,
+             claim_token = EXCLUDED.claim_token, locked_until = EXCLUDED.locked_until
+         WHERE k.created_at < now() - make_interval(hours => $7)
+            OR (k.completed_at IS NULL AND k.locked_until < now()
+                AND (k.method, k.path, k.body_hash) = (EXCLUDED.method, EXCLUDED.path, EXCLUDED.body_hash))
        RETURNING 1`,
   ),
   find: prepare(
@@ -17,11 +26,12 @@ const SQL = {
         WHERE account_id = $1 AND key = $2`,
   ),
   complete: prepare(
-    `UPDATE gateway.idempotency_keys SET status_code = $3, response_body = $4, completed_at = now()
-        WHERE account_id = $1 AND key = $2`,
+    `UPDATE gateway.idempotency_keys SET status_code = $4, response_body = $5, completed_at = now()
+        WHERE account_id = $1 AND key = $2 AND claim_token = $3 AND completed_at IS NULL`,
   ),
   release: prepare(
-    `DELETE FROM gateway.idempotency_keys WHERE account_id = $1 AND key = $2 AND completed_at IS NULL`,
+    `DELETE FROM gateway.idempotency_keys
+        WHERE account_id = $1 AND key = $2 AND claim_token = $3 AND completed_at IS NULL`,
   ),
 };
 
@@ -34,50 +44,62 @@ export interface StoredIdempotencyKey {
   responseBody: string | null;
 }
 
+/** A key held by one request: only that request (its token) may complete or release it. */
+export interface IdempotencyClaim {
+  accountId: string;
+  key: string;
+  token: string;
+}
+
 /** Idempotency keys per account, in the gateway's schema. */
 export class IdempotencyRepository {
   constructor(
     private readonly db: DataSource,
     private readonly ttlHours: number,
+    /** How long an unfinished claim holds its key: about the RPC timeout (item 8 of issue 10). */
+    private readonly leaseMs: number,
   ) {}
 
-  /**
-   * Claims the key for a new request. Returns undefined when claimed; otherwise the live record
-   * that holds it. An expired record is taken over as if it did not exist.
-   */
+  /** Claims the key for a new request: the claim, or the live record that holds the key. */
   async claim(
     accountId: string,
     key: string,
     request: { method: string; path: string; bodyHash: string },
-  ): Promise<StoredIdempotencyKey | undefined> {
+  ): Promise<{ claim: IdempotencyClaim } | { existing: StoredIdempotencyKey }> {
+    const token = randomUUID();
     const claimed = await execute(this.db, SQL.claim, [
       accountId,
       key,
       request.method,
       request.path,
       request.bodyHash,
+      token,
       this.ttlHours,
+      this.leaseMs / 1000,
     ]);
-    if (claimed.length > 0) return undefined;
+    if (claimed.length > 0) return { claim: { accountId, key, token } };
     const [row] = await execute(this.db, SQL.find, [accountId, key]);
     // Deleted between the two statements (its request failed and released it): claim again.
     if (!row) return this.claim(accountId, key, request);
     return {
-      method: row.method,
-      path: row.path,
-      bodyHash: row.body_hash,
-      statusCode: row.status_code,
-      responseBody: row.response_body,
+      existing: {
+        method: row.method,
+        path: row.path,
+        bodyHash: row.body_hash,
+        statusCode: row.status_code,
+        responseBody: row.response_body,
+      },
     };
   }
 
-  async complete(accountId: string, key: string, statusCode: number, responseBody: string): Promise<void> {
-    await execute(this.db, SQL.complete, [accountId, key, statusCode, responseBody]);
+  /** Stores the response; nothing happens if the claim was lost meanwhile (taken over after its lease). */
+  async complete(claim: IdempotencyClaim, statusCode: number, responseBody: string): Promise<void> {
+    await execute(this.db, SQL.complete, [claim.accountId, claim.key, claim.token, statusCode, responseBody]);
   }
 
   /** Frees the key after an outcome the client should retry (5xx): nothing is replayed for it. */
-  async release(accountId: string, key: string): Promise<void> {
-    await execute(this.db, SQL.release, [accountId, key]);
+  async release(claim: IdempotencyClaim): Promise<void> {
+    await execute(this.db, SQL.release, [claim.accountId, claim.key, claim.token]);
   }
 
   async deleteExpired(): Promise<number> {

@@ -3,17 +3,12 @@ import type { FastifyReply } from 'fastify';
 
 export const REPLAYED_HEADER = 'idempotent-replayed';
 
-/**
- * Thrown to short-circuit a request whose Idempotency-Key already has a stored response; the
- * problem filter sends that response verbatim (status and body), marked as a replay.
- */
-export class ReplayedResponse extends Error {
+/** The stored response of an Idempotency-Key, sent verbatim (status and body) and marked as a replay. */
+export class ReplayedResponse {
   constructor(
     readonly statusCode: number,
     readonly body: string | null,
-  ) {
-    super('replayed idempotent response');
-  }
+  ) {}
 
   send(reply: FastifyReply): FastifyReply {
     return reply
