@@ -16,7 +16,7 @@ export interface ListConversationsQuery {
   limit: number;
   offset: number;
   status?: ConversationStatus;
-  /** A pg_snapshot (see list-snapshot.ts): rows created by transactions it does not see are hidden. */
+  /** A sealed snapshot token (see list-snapshot.ts): rows created by transactions it does not see are hidden. */
   snapshot?: string;
 }
 

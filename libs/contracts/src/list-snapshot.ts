@@ -1,10 +1,22 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
 /**
  * The snapshot a paged list is read at: Postgres's own `pg_snapshot` text (`xmin:xmax:xip,...`).
  * A row belongs to the list iff the transaction that created it is visible in that snapshot, so
  * offsets stay stable while others create conversations, including transactions that were still
- * in flight when the first page was read. Clients see it base64url-encoded, as an opaque token.
+ * in flight when the first page was read.
+ *
+ * Clients never see it (issue 10, item 15): transaction ids are database-wide, so watching them
+ * advance would tell any tenant how much all tenants write. They get a token sealed with
+ * AES-256-GCM under a key of the conversations service (kept in its schema, the same for every
+ * replica), bound to their account: opaque, tamper-evident, and meaningless in another account.
+ * Token bytes: key id (1), IV (12), ciphertext, GCM tag (16); base64url.
  */
 const PG_SNAPSHOT = /^(\d{1,19}):(\d{1,19}):((?:\d{1,19})(?:,\d{1,19})*)?$/;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** Key id, IV, at least one byte of snapshot, tag: 30 bytes are 40 base64url characters. */
+const TOKEN = /^[A-Za-z0-9_-]{40,4096}$/;
 
 export function isPgSnapshot(text: string): boolean {
   const match = PG_SNAPSHOT.exec(text);
@@ -15,13 +27,50 @@ export function isPgSnapshot(text: string): boolean {
   return xmin > 0n && xmin <= xmax && inProgress.every((xid) => xid >= xmin && xid < xmax);
 }
 
-export function encodeSnapshotToken(snapshot: string): string {
-  return Buffer.from(snapshot, 'utf8').toString('base64url');
+/** Whether `token` has the shape of a sealed snapshot (what the gateway can check without the key). */
+export function isSnapshotToken(token: string): boolean {
+  return TOKEN.test(token);
 }
 
-/** The pg_snapshot inside a client's token, or undefined if the token is not one of ours. */
-export function decodeSnapshotToken(token: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]{1,4096}$/.test(token)) return undefined;
-  const snapshot = Buffer.from(token, 'base64url').toString('utf8');
-  return isPgSnapshot(snapshot) ? snapshot : undefined;
+/** Seals pg_snapshots into account-bound tokens and opens them; `keys` by id (1-255), the highest seals. */
+export class SnapshotSealer {
+  private readonly currentKeyId: number;
+
+  constructor(private readonly keys: ReadonlyMap<number, Buffer>) {
+    if (keys.size === 0) throw new Error('no list snapshot key');
+    this.currentKeyId = Math.max(...keys.keys());
+  }
+
+  seal(snapshot: string, accountId: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const keyId = Buffer.of(this.currentKeyId);
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentKeyId)!, iv);
+    cipher.setAAD(associatedData(keyId, accountId));
+    const sealed = Buffer.concat([cipher.update(snapshot, 'utf8'), cipher.final()]);
+    return Buffer.concat([keyId, iv, sealed, cipher.getAuthTag()]).toString('base64url');
+  }
+
+  /** The pg_snapshot inside `token`, or undefined if it was not sealed by us for this account. */
+  open(token: string, accountId: string): string | undefined {
+    if (!isSnapshotToken(token)) return undefined;
+    const bytes = Buffer.from(token, 'base64url');
+    const key = this.keys.get(bytes[0]);
+    if (!key || bytes.length < 1 + IV_BYTES + 1 + TAG_BYTES) return undefined;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(1, 1 + IV_BYTES));
+      decipher.setAAD(associatedData(bytes.subarray(0, 1), accountId));
+      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+      const snapshot = Buffer.concat([
+        decipher.update(bytes.subarray(1 + IV_BYTES, bytes.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
+      return isPgSnapshot(snapshot) ? snapshot : undefined;
+    } catch {
+      return undefined; // tampered, another account's, or another key's
+    }
+  }
+}
+
+function associatedData(keyId: Buffer, accountId: string): Buffer {
+  return Buffer.concat([Buffer.from('list-snapshot:'), keyId, Buffer.from(`:${accountId}`)]);
 }

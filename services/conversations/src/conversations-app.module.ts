@@ -16,6 +16,7 @@ import { RetentionJob } from './commands/retention.job';
 import { ConversationsHandler } from './conversations/conversations.handler';
 import { ConversationsRepository } from './conversations/conversations.repository';
 import { ConversationsService } from './conversations/conversations.service';
+import { listSnapshotSealer } from './conversations/list-snapshot-sealer';
 import { OutboxMetrics } from './outbox/outbox-metrics';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxWriter } from './outbox/outbox.writer';
@@ -45,6 +46,7 @@ export class ConversationsAppModule {
         },
         ConversationsRepository,
         ConversationsService,
+        listSnapshotSealer,
         {
           provide: CommandLog,
           useFactory: (db: DataSource) => new CommandLog(db, CONVERSATIONS_SCHEMA),

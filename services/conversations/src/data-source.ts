@@ -8,6 +8,7 @@ import { StatusCountEntity } from './conversations/status-count.entity';
 import { InitialSchema1763856000000 } from './migrations/1763856000000-initial-schema';
 import { AnalyticsRollups1764000000000 } from './migrations/1764000000000-analytics-rollups';
 import { CommandPayloads1764200000001 } from './migrations/1764200000001-command-payloads';
+import { ListSnapshotKeys1764200000002 } from './migrations/1764200000002-list-snapshot-keys';
 import { OutboxEventEntity } from './outbox/outbox-event.entity';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
@@ -25,6 +26,11 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       OutboxEventEntity,
       ProcessedCommandEntity,
     ],
-    migrations: [InitialSchema1763856000000, AnalyticsRollups1764000000000, CommandPayloads1764200000001],
+    migrations: [
+      InitialSchema1763856000000,
+      AnalyticsRollups1764000000000,
+      CommandPayloads1764200000001,
+      ListSnapshotKeys1764200000002,
+    ],
   } as DataSourceOptions;
 }

@@ -286,6 +286,35 @@ describe('pagination', () => {
       }
     });
 
+    it("the token is opaque and bound to its account: no transaction id in it; tampered or another account's is a 400", async () => {
+      const first = await api.get('/v1/conversations?limit=5');
+      expectOk(first);
+      const token: string = first.body.pagination.snapshot;
+      const [{ xmax }] = await stack.query(`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`);
+      const decoded = Buffer.from(token, 'base64url').toString('latin1');
+      // Nothing in it is a transaction id (these are around the database's current one).
+      expect(decoded).not.toMatch(/\d+:\d+:/);
+      expect(token).not.toContain(String(xmax).slice(0, 4));
+      // The same snapshot twice gives two unrelated tokens: watching them says nothing.
+      const again = await api.get('/v1/conversations?limit=5');
+      expect(again.body.pagination.snapshot).not.toBe(token);
+
+      const url = (value: string) => `/v1/conversations?limit=5&snapshot=${encodeURIComponent(value)}`;
+      expectOk(await api.get(url(token)));
+      const { api: other } = await stack.createAccount('business');
+      expectValidation(await other.get(url(token)), url(token), ['snapshot']);
+      const bytes = Buffer.from(token, 'base64url');
+      for (const index of [0, 5, bytes.length - 1]) {
+        const tampered = Buffer.from(bytes);
+        tampered[index] ^= 0x01;
+        const value = tampered.toString('base64url');
+        expectValidation(await api.get(url(value)), url(value), ['snapshot']);
+      }
+      // The former tokens (a base64url pg_snapshot) mean nothing now.
+      const former = Buffer.from(`${xmax}:${xmax}:`).toString('base64url');
+      expectValidation(await api.get(url(former)), url(former), ['snapshot']);
+    });
+
     it('paging with next while others create conversations never repeats or skips a row; total stays put', async () => {
       const { api: busy } = await stack.createAccount('business');
       const initial: Row[] = [];

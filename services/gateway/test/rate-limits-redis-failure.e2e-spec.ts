@@ -189,6 +189,38 @@ describe('rate limiting when Redis fails', () => {
     }
   });
 
+  it('fail closed: requests refused with 503 while Redis hangs are not counted once it is back', async () => {
+    const account = await stack.createAccount('trial');
+    const api = new ApiClient(failClosed.url, account.apiKey);
+    const first = await api.get('/v1/conversations');
+    expect(first.status).toBe(200);
+    expectQuota(first, LIMIT - 1);
+    redis.pause();
+    try {
+      // More refusals than the quota has left: had any been counted, the account would be over it.
+      for (let i = 0; i < LIMIT + 2; i += 1) {
+        expectProblem(
+          await closedApi.withKey(account.apiKey).get('/v1/conversations'),
+          503,
+          'service_unavailable',
+        );
+      }
+    } finally {
+      redis.resume();
+    }
+    const next = await eventually(
+      async () => {
+        const res = await api.get('/v1/conversations');
+        if (res.status === 503) throw new Error('Redis not answering yet');
+        return res;
+      },
+      10_000,
+      100,
+    );
+    expect(next.status).toBe(200);
+    expectQuota(next, LIMIT - 2);
+  });
+
   it('Redis gone: fail open (the default) admits every request promptly, beyond the quota, without quota headers; logged', async () => {
     await redis.kill();
     for (let i = 0; i < LIMIT + 3; i += 1) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '@app/dialects';
 import {
-  isPgSnapshot,
+  isSnapshotToken,
   isStorableJson,
   isStorableText,
   MESSAGE_CONTENT_MAX,
@@ -31,7 +31,7 @@ export const commandSchemas = {
     limit: z.number().int().min(1).max(100),
     offset: z.number().int().min(0),
     status: z.enum(CONVERSATION_STATUSES).optional(),
-    snapshot: z.string().refine(isPgSnapshot, 'must be a pg_snapshot').optional(),
+    snapshot: z.string().refine(isSnapshotToken, 'must be a pagination.snapshot token').optional(),
   }),
   get: z.object({ conversationId: uuid }),
   create: z.object({

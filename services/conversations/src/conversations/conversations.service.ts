@@ -17,6 +17,7 @@ import type {
   RpcRequest,
   SendMessageCommand,
 } from '@app/contracts';
+import { SnapshotSealer } from '@app/contracts';
 import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
 import { OutboxWriter } from '../outbox/outbox.writer';
@@ -37,14 +38,31 @@ export class ConversationsService {
     private readonly conversations: ConversationsRepository,
     private readonly outbox: OutboxWriter,
     private readonly commands: CommandLog,
+    private readonly sealer: SnapshotSealer,
   ) {}
 
+  /**
+   * A page as of the snapshot of the client's token (the one it was given is echoed), or as of
+   * now with a new token sealing the snapshot read at.
+   */
   async list(request: RpcRequest<ListConversationsQuery>): Promise<ConversationPage> {
     const query = parsePayload(commandSchemas.list, request.data);
-    const page = await this.conversations.listPage(request.accountId, query);
+    const snapshot =
+      query.snapshot === undefined ? undefined : this.sealer.open(query.snapshot, request.accountId);
+    if (query.snapshot !== undefined && snapshot === undefined) {
+      throw DomainError.validation([
+        { field: 'snapshot', message: 'must be a pagination.snapshot token returned by an earlier page' },
+      ]);
+    }
+    const page = await this.conversations.listPage(request.accountId, { ...query, snapshot });
     return {
       data: page.rows.map(toConversationView),
-      pagination: { limit: query.limit, offset: query.offset, total: page.total, snapshot: page.snapshot },
+      pagination: {
+        limit: query.limit,
+        offset: query.offset,
+        total: page.total,
+        snapshot: query.snapshot ?? this.sealer.seal(page.snapshot, request.accountId),
+      },
     };
   }
 

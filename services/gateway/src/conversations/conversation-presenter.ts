@@ -1,9 +1,4 @@
-import {
-  ConversationPage,
-  ConversationView,
-  ConversationWithMessagesView,
-  encodeSnapshotToken,
-} from '@app/contracts';
+import { ConversationPage, ConversationView, ConversationWithMessagesView } from '@app/contracts';
 import { Dialect, renderStatus } from '@app/dialects';
 
 /** Renders service views in the caller's dialect: only status values change, never field names. */
@@ -20,8 +15,7 @@ export function presentPage(
   collectionPath: string,
   status?: string,
 ) {
-  const { limit, offset, total } = page.pagination;
-  const snapshot = encodeSnapshotToken(page.pagination.snapshot);
+  const { limit, offset, total, snapshot } = page.pagination;
   const nextOffset = offset + limit;
   const next =
     nextOffset < total

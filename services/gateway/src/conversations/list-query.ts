@@ -1,4 +1,4 @@
-import { decodeSnapshotToken, ListConversationsQuery } from '@app/contracts';
+import { isSnapshotToken, ListConversationsQuery } from '@app/contracts';
 import { ALL_STATUS_SPELLINGS, LIST_QUERY_ALIASES, ListQueryParam, parseStatus } from '@app/dialects';
 import { DomainError, FieldError } from '@app/errors';
 
@@ -23,9 +23,9 @@ export function parseListQuery(raw: RawQuery): ListConversationsQuery {
   if (statusText !== undefined && !status) {
     errors.push({ field: 'status', message: `must be one of: ${ALL_STATUS_SPELLINGS.join(', ')}` });
   }
-  const token = single(raw.snapshot, 'snapshot', errors);
-  const snapshot = token === undefined ? undefined : decodeSnapshotToken(token);
-  if (token !== undefined && !snapshot) {
+  // Sealed by the conversations service, which opens it; only its shape is checked here.
+  const snapshot = single(raw.snapshot, 'snapshot', errors);
+  if (snapshot !== undefined && !isSnapshotToken(snapshot)) {
     errors.push({
       field: 'snapshot',
       message: 'must be a pagination.snapshot token returned by an earlier page',

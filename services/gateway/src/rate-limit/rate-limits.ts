@@ -36,11 +36,13 @@ export class RateLimits {
       redis,
       windowMs,
       Math.ceil(windowMs / config.RATE_LIMIT_BUCKETS),
+      config.REDIS_TIMEOUT_MS,
     );
     this.failedAuth = new SlidingWindowLimiter(
       redis,
       FAILED_AUTH_WINDOW_MS,
       FAILED_AUTH_WINDOW_MS / FAILED_AUTH_BUCKETS,
+      config.REDIS_TIMEOUT_MS,
     );
     this.quotas = {
       trial: config.RATE_LIMIT_TRIAL,

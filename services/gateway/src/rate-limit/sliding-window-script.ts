@@ -9,13 +9,17 @@
  * B ms. Rejected requests are not counted. Time is Redis's own clock, shared by all gateways.
  *
  * KEYS[1] subject hash; KEYS[2] plan override (a plan name, set briefly when a plan changes);
- * ARGV[1] limit, ARGV[2] window ms, ARGV[3] bucket ms, ARGV[4] JSON of the limit per plan name.
+ * ARGV[1] limit, ARGV[2] window ms, ARGV[3] bucket ms, ARGV[4] JSON of the limit per plan name,
+ * ARGV[5] deadline (Redis ms; 0: none): a call that runs after it (its caller gave up waiting)
+ * changes nothing and returns admitted = -1.
  * Returns {admitted 0|1, remaining, reset_ms (when the oldest counted request leaves), now_ms,
  * free_ms (when the count next drops below the limit: later than reset_ms only after a downgrade)}.
  */
 export const SLIDING_WINDOW_SCRIPT = `
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local deadline = tonumber(ARGV[5])
+if deadline > 0 and now > deadline then return {-1, 0, 0, now, 0, 0} end
 local limit = tonumber(ARGV[1])
 local plan = redis.call('GET', KEYS[2])
 if plan then
