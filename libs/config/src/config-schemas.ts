@@ -74,7 +74,7 @@ export const gatewaySchema = {
   /** On SIGTERM, keep serving this long, every response closing its connection, before the listener closes. */
   SHUTDOWN_DRAIN_MS: integer(0, 20_000, 0),
   /** Requests in flight from which new ones are answered 503 `overloaded` at once; 0: no bound. */
-  LOAD_SHED_MAX_IN_FLIGHT: integer(0, 1_000_000, 256),
+  LOAD_SHED_MAX_IN_FLIGHT: integer(0, 1_000_000, 128),
   /** Event-loop delay (ms) from which new requests are answered 503 `overloaded` at once; 0: no bound. */
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: integer(0, 10_000, 200),
   ...rateLimitSchema,

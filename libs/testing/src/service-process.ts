@@ -22,8 +22,8 @@ export class ServiceProcess {
   }
 
   /**
-   * Starts the service and resolves once it is ready (the gateway answers /health/ready, the
-   * others log that they are). `url` is the gateway's API or the other services' ops server.
+   * Starts the service and resolves once it is ready (it answers /health/ready, whatever its log
+   * level). `url` is the gateway's API or the other services' ops server.
    */
   static async start(
     name: ServiceName,
@@ -39,9 +39,7 @@ export class ServiceProcess {
         async () => {
           if (child.exitCode !== null)
             throw new Error(`${name} exited with ${child.exitCode}:\n${service.logs}`);
-          return name === 'gateway'
-            ? (await fetch(`${service.url}/health/ready`)).ok
-            : service.logged(`${name} service ready`);
+          return (await fetch(`${service.url}/health/ready`).catch(() => undefined))?.ok;
         },
         timeoutMs,
         100,

@@ -1,5 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import Fastify from 'fastify';
 import Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
@@ -26,6 +27,9 @@ import { LoadShedder } from './load-shedding/load-shedding';
 import { setUpOpenApi } from './openapi';
 import { WEBHOOKS_RPC } from './webhooks/webhooks.client';
 
+/** Pending connections the kernel may queue for the gateway (capped by net.core.somaxconn). */
+const LISTEN_BACKLOG = 4096;
+
 export interface RunningGateway {
   app: NestFastifyApplication;
   url: string;
@@ -51,7 +55,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     client.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis connection error'));
   }
   let authenticator: ApiKeyAuthenticator | undefined;
-  const adapter = new FastifyAdapter({
+  const http = Fastify({
     frameworkErrors: withRequestLine(
       logger,
       frameworkErrorHandler(() => authenticator),
@@ -67,6 +71,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     trustProxy: config.TRUST_PROXY,
   });
   const registry = createMetricsRegistry();
+  // The very first onRequest hook, before Nest's and the request-logging middleware's: refusing
+  // work when overloaded must cost next to nothing.
+  const shedder = new LoadShedder(
+    {
+      maxInFlight: config.LOAD_SHED_MAX_IN_FLIGHT,
+      maxEventLoopDelayMs: config.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
+    },
+    registry,
+    logger,
+  );
+  shedder.register(http);
+  const adapter = new FastifyAdapter(http);
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayAppModule.register(config, amqp, redis, logger, registry),
     adapter,
@@ -80,15 +96,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   authenticator = apiKeys;
   subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);
   const fastify = app.getHttpAdapter().getInstance();
-  // First of all: refusing work costs the least before anything else is done for it.
-  const shedder = new LoadShedder(
-    {
-      maxInFlight: config.LOAD_SHED_MAX_IN_FLIGHT,
-      maxEventLoopDelayMs: config.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
-    },
-    registry,
-  );
-  shedder.register(fastify);
   registerRequestDeadline(fastify, config.RPC_TIMEOUT_MS);
   fastify.removeContentTypeParser('text/plain');
   trackRepliesForLogging(fastify);
@@ -100,7 +107,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   app.useGlobalPipes(bodyValidationPipe());
   setUpOpenApi(app);
   await app.get(RpcClient).waitForConnect();
-  await app.listen({ port: config.PORT, host: config.HOST });
+  // A burst of new connections (clients reconnecting all at once) is accepted, then shed if need
+  // be; Node's default backlog (511) drops the excess SYNs, which clients retry only after 1-3 s.
+  await app.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://127.0.0.1:${port}`;

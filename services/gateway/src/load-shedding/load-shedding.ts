@@ -1,10 +1,10 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { DomainError } from '@app/errors';
+import { DomainError, PROBLEM_CONTENT_TYPE, retryAfterSeconds, toProblem } from '@app/errors';
 import { METRIC_PREFIX } from '@app/observability';
 import { isOperationsRoute } from '../health/operations-routes';
-import { sendProblem } from '../http/problem.filter';
 
 export interface LoadSheddingBounds {
   /** Requests in flight (received, not yet answered) from which new ones are refused; 0: no bound. */
@@ -20,6 +20,13 @@ export type ShedReason = 'in_flight' | 'event_loop_delay';
  * sustained saturation, not one garbage collection or a single slow tick.
  */
 const DELAY_WINDOW_MS = 250;
+/** Shed requests get no log line each (that would cost more than refusing them): one summary at most this often. */
+const SUMMARY_INTERVAL_MS = 10_000;
+
+const OVERLOADED = new DomainError(
+  'overloaded',
+  'The server is over capacity; retry after the time in Retry-After.',
+);
 
 /**
  * Sheds load (issue 10, item 13): past its bounds the gateway answers 503 `overloaded` with
@@ -27,6 +34,10 @@ const DELAY_WINDOW_MS = 250;
  * does admit keep their latency and nothing times out into a 500. Two signals: requests in
  * flight (work queued behind the gateway: RabbitMQ, the services, Postgres) and the gateway's own
  * event-loop delay (it is short of CPU). Health and metrics are never shed.
+ *
+ * Refusing must cost next to nothing, or refusing would itself be the overload: the hook is the
+ * first of the server's, and writes its small problem document straight to the socket. Shed
+ * requests are counted (metrics, and a summary log line), not logged one by one.
  */
 export class LoadShedder {
   private inFlight = 0;
@@ -34,10 +45,13 @@ export class LoadShedder {
   private readonly histogram = monitorEventLoopDelay({ resolution: 10 });
   private readonly sampler: NodeJS.Timeout;
   private readonly shed: Counter<'reason'>;
+  private unreported = { in_flight: 0, event_loop_delay: 0 };
+  private lastSummary = 0;
 
   constructor(
     private readonly bounds: LoadSheddingBounds,
     registry: Registry,
+    private readonly logger?: Logger,
   ) {
     this.histogram.enable();
     this.sampler = setInterval(() => this.sample(), DELAY_WINDOW_MS).unref();
@@ -66,11 +80,6 @@ export class LoadShedder {
     return undefined;
   }
 
-  private sample(): void {
-    this.eventLoopDelayMs = this.histogram.count > 0 ? this.histogram.mean / 1e6 : 0;
-    this.histogram.reset();
-  }
-
   register(fastify: FastifyInstance): void {
     // Starting up blocks the loop for a while: that says nothing about load.
     fastify.addHook('onListen', (done) => {
@@ -81,11 +90,7 @@ export class LoadShedder {
     fastify.addHook('onRequest', (request, reply, done) => {
       if (isOperationsRoute(request)) return done();
       const reason = this.reasonToShed();
-      if (reason) {
-        this.shed.inc({ reason });
-        sendProblem(request, reply, overloaded());
-        return;
-      }
+      if (reason) return this.refuse(request, reply, reason);
       this.inFlight += 1;
       // 'close': the response was sent, or the client went away first; either way, once.
       reply.raw.once('close', () => (this.inFlight -= 1));
@@ -97,8 +102,40 @@ export class LoadShedder {
     clearInterval(this.sampler);
     this.histogram.disable();
   }
-}
 
-function overloaded(): DomainError {
-  return new DomainError('overloaded', 'The server is over capacity; retry after the time in Retry-After.');
+  private sample(): void {
+    this.eventLoopDelayMs = this.histogram.count > 0 ? this.histogram.mean / 1e6 : 0;
+    this.histogram.reset();
+  }
+
+  /** The 503, written directly (no further hooks but the response metrics'). */
+  private refuse(request: FastifyRequest, reply: FastifyReply, reason: ShedReason): void {
+    this.shed.inc({ reason });
+    this.report(reason);
+    const body = JSON.stringify(toProblem(OVERLOADED, request.id, request.url.split('?')[0]));
+    reply.hijack();
+    reply.raw.writeHead(503, {
+      'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+      'content-length': Buffer.byteLength(body),
+      'retry-after': String(retryAfterSeconds('overloaded')),
+      'x-request-id': request.id,
+    });
+    reply.raw.end(body);
+  }
+
+  private report(reason: ShedReason): void {
+    this.unreported[reason] += 1;
+    const now = Date.now();
+    if (!this.logger || now - this.lastSummary < SUMMARY_INTERVAL_MS) return;
+    this.logger.warn(
+      {
+        shed: this.unreported,
+        in_flight: this.inFlight,
+        event_loop_delay_ms: Math.round(this.eventLoopDelayMs),
+      },
+      'shedding load',
+    );
+    this.unreported = { in_flight: 0, event_loop_delay: 0 };
+    this.lastSummary = now;
+  }
 }
