@@ -1,16 +1,11 @@
 import { z } from 'zod';
+import { DATABASE_BOUND_DEFAULTS } from './database-bounds';
 import { boolean, integer, loadConfig, url } from './load-config';
 
 /** One schema per concern; each service composes the ones it needs. Defaults are for local runs. */
 export const commonSchema = {
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-};
-
-/** Client-side bounds on every Postgres query and connection (README, Configuration). */
-export const DATABASE_BOUND_DEFAULTS = {
-  DATABASE_QUERY_TIMEOUT_MS: 5000,
-  DATABASE_CONNECT_TIMEOUT_MS: 2000,
 };
 
 export const databaseSchema = {
@@ -73,8 +68,8 @@ export const gatewaySchema = {
   TRUST_PROXY: boolean(false),
   /** On SIGTERM, keep serving this long, every response closing its connection, before the listener closes. */
   SHUTDOWN_DRAIN_MS: integer(0, 20_000, 0),
-  /** Requests in flight from which new ones are answered 503 `overloaded` at once; 0: no bound. */
-  LOAD_SHED_MAX_IN_FLIGHT: integer(0, 1_000_000, 128),
+  /** Requests in flight from which new ones are answered 503 `overloaded` at once; 0: no bound. Size it to throughput x accepted queueing time. */
+  LOAD_SHED_MAX_IN_FLIGHT: integer(0, 1_000_000, 512),
   /** Event-loop delay (ms) from which new requests are answered 503 `overloaded` at once; 0: no bound. */
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: integer(0, 10_000, 200),
   ...rateLimitSchema,

@@ -1,25 +1,35 @@
-/** A sample older than this is replaced by the next one, however loose: clocks drift. */
+/** A sample older than this is replaced by the next good one, even if that is less precise: clocks drift. */
 const SAMPLE_MAX_AGE_MS = 60_000;
+/** Only calls answered this fast say where Redis's clock is (a slow answer may have waited anywhere). */
+const MAX_SAMPLE_ROUND_TRIP_MS = 20;
 
 /**
- * This process's estimate of Redis's clock, from the Redis time each limiter call returns: the
- * offset is taken from the call with the shortest round trip (within the last minute), so it is
- * off by at most half of that round trip.
+ * This process's estimate of Redis's clock, from the Redis time the limiter calls return: taken
+ * from the fastest recent call, so it is off by at most half of that call's round trip.
  */
 export class RedisClock {
-  private offsetMs?: number;
-  private sample = { roundTripMs: Infinity, at: 0 };
+  private sample?: { offsetMs: number; uncertaintyMs: number; at: number };
 
   /** A call sent at `sentAtMs` and answered at `receivedAtMs` (local Date.now()) read Redis's clock as `redisNowMs`. */
   observe(sentAtMs: number, receivedAtMs: number, redisNowMs: number): void {
     const roundTripMs = receivedAtMs - sentAtMs;
-    if (roundTripMs > this.sample.roundTripMs && receivedAtMs - this.sample.at < SAMPLE_MAX_AGE_MS) return;
-    this.offsetMs = redisNowMs - (sentAtMs + roundTripMs / 2);
-    this.sample = { roundTripMs, at: receivedAtMs };
+    if (roundTripMs > MAX_SAMPLE_ROUND_TRIP_MS) return;
+    const current = this.sample;
+    const fresh = current && receivedAtMs - current.at < SAMPLE_MAX_AGE_MS;
+    if (fresh && roundTripMs / 2 > current.uncertaintyMs) return;
+    this.sample = {
+      offsetMs: redisNowMs - (sentAtMs + roundTripMs / 2),
+      uncertaintyMs: roundTripMs / 2,
+      at: receivedAtMs,
+    };
   }
 
-  /** Redis's time at local time `localMs`, once a call has been seen. */
-  toRedis(localMs: number): number | undefined {
-    return this.offsetMs === undefined ? undefined : Math.floor(localMs + this.offsetMs);
+  /**
+   * The latest Redis time that can correspond to local time `localMs` (its estimate plus the
+   * estimate's uncertainty), once a fast enough call has been seen.
+   */
+  latestRedisTime(localMs: number): number | undefined {
+    const sample = this.sample;
+    return sample && Math.ceil(localMs + sample.offsetMs + sample.uncertaintyMs);
   }
 }

@@ -6,14 +6,12 @@ export const REDIS = Symbol('REDIS');
 /**
  * The limiter's Redis connection. No offline queue and no retries per command: while Redis is
  * down a check fails at once (and the fail mode applies) instead of waiting and being replayed
- * later, which would count requests twice. Commands time out after REDIS_TIMEOUT_MS.
+ * later, which would count requests twice. Commands time out after REDIS_TIMEOUT_MS. The
+ * limiter sends the checks of one turn of the event loop together (sliding-window-limiter.ts).
  */
 export function connectRedis(config: Pick<GatewayConfig, 'REDIS_URL' | 'REDIS_TIMEOUT_MS'>): Redis {
   return new Redis(config.REDIS_URL, {
     enableOfflineQueue: false,
-    // Checks issued in the same tick go to Redis in one write (a loopback write costs more CPU
-    // than the script itself).
-    enableAutoPipelining: true,
     maxRetriesPerRequest: 0,
     commandTimeout: config.REDIS_TIMEOUT_MS,
     connectTimeout: 2000,

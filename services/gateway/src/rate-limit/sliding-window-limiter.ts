@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import { RedisClock } from './redis-clock';
 import { SLIDING_WINDOW_SCRIPT } from './sliding-window-script';
 
@@ -13,7 +14,9 @@ export interface LimitDecision {
   nowMs: number;
 }
 
-type SlidingWindowRedis = Redis & {
+type ScriptReply = [number, number, number, number, number, number];
+
+type SlidingWindowPipeline = ChainableCommander & {
   slidingWindow(
     key: string,
     planKey: string,
@@ -22,8 +25,17 @@ type SlidingWindowRedis = Redis & {
     bucketMs: number,
     quotas: string,
     deadlineMs: number,
-  ): Promise<[number, number, number, number, number, number]>;
+  ): SlidingWindowPipeline;
 };
+
+interface PendingCheck {
+  key: string;
+  planKey: string;
+  limit: number;
+  quotas: string;
+  resolve: (reply: ScriptReply) => void;
+  reject: (error: unknown) => void;
+}
 
 /** Part of the wait for Redis left as a margin: a check run this close to it has no time to answer. */
 const DEADLINE_MARGIN = 0.1;
@@ -38,16 +50,20 @@ export class LimiterCheckTooLate extends Error {
 /**
  * Sliding-window counters in Redis. The script is registered once with ioredis, which calls it
  * by SHA (EVALSHA) and reloads it only if Redis lost it.
+ *
+ * Checks made in the same turn of the event loop go to Redis in one write (a loopback write
+ * costs more CPU than the script itself), each carrying a deadline: the time, on Redis's clock,
+ * after which its caller no longer waits (REDIS_TIMEOUT_MS from that write, less a margin). A
+ * check that runs later (Redis hung, then resumed with the commands in its socket) counts nothing,
+ * so requests refused (fail closed) or admitted unlimited (fail open) meanwhile never count
+ * against the account afterwards (issue 10, item 14).
  */
 export class SlidingWindowLimiter {
-  private readonly redis: SlidingWindowRedis;
+  private readonly redis: Redis;
   private readonly clock = new RedisClock();
+  private batch: PendingCheck[] = [];
 
-  /**
-   * `timeoutMs`: how long the caller waits for an answer (REDIS_TIMEOUT_MS). A check that reaches
-   * Redis later than that (Redis hung, then resumed with commands in its socket) counts nothing,
-   * so requests refused or admitted unlimited meanwhile never count against the account later.
-   */
+  /** `timeoutMs`: how long the caller waits for Redis (the connection's command timeout); none: no deadline. */
   constructor(
     redis: Redis,
     readonly windowMs: number,
@@ -55,7 +71,7 @@ export class SlidingWindowLimiter {
     private readonly timeoutMs?: number,
   ) {
     redis.defineCommand('slidingWindow', { numberOfKeys: 2, lua: SLIDING_WINDOW_SCRIPT });
-    this.redis = redis as SlidingWindowRedis;
+    this.redis = redis;
   }
 
   /**
@@ -67,22 +83,18 @@ export class SlidingWindowLimiter {
     limit: number,
     planOverride?: { key: string; quotas: Record<string, number> },
   ): Promise<LimitDecision> {
-    const sentAtMs = Date.now();
-    const deadlineMs =
-      this.timeoutMs === undefined
-        ? undefined
-        : this.clock.toRedis(sentAtMs + this.timeoutMs * (1 - DEADLINE_MARGIN));
     const [admitted, remaining, resetAtMs, nowMs, slotFreeAtMs, effectiveLimit] =
-      await this.redis.slidingWindow(
-        key,
-        planOverride?.key ?? `${key}:no-plan`,
-        limit,
-        this.windowMs,
-        this.bucketMs,
-        JSON.stringify(planOverride?.quotas ?? {}),
-        deadlineMs ?? 0,
-      );
-    this.clock.observe(sentAtMs, Date.now(), nowMs);
+      await new Promise<ScriptReply>((resolve, reject) => {
+        this.batch.push({
+          key,
+          planKey: planOverride?.key ?? `${key}:no-plan`,
+          limit,
+          quotas: JSON.stringify(planOverride?.quotas ?? {}),
+          resolve,
+          reject,
+        });
+        if (this.batch.length === 1) setImmediate(() => this.send());
+      });
     if (admitted === -1) throw new LimiterCheckTooLate();
     return {
       admitted: admitted === 1,
@@ -92,5 +104,40 @@ export class SlidingWindowLimiter {
       slotFreeAtMs,
       nowMs,
     };
+  }
+
+  /** Sends the checks gathered in this turn of the event loop, with their deadline from now. */
+  private send(): void {
+    const batch = this.batch;
+    this.batch = [];
+    const sentAtMs = Date.now();
+    const deadlineMs =
+      this.timeoutMs === undefined
+        ? undefined
+        : this.clock.latestRedisTime(sentAtMs + this.timeoutMs * (1 - DEADLINE_MARGIN));
+    const pipeline = this.redis.pipeline() as SlidingWindowPipeline;
+    for (const check of batch) {
+      pipeline.slidingWindow(
+        check.key,
+        check.planKey,
+        check.limit,
+        this.windowMs,
+        this.bucketMs,
+        check.quotas,
+        deadlineMs ?? 0,
+      );
+    }
+    pipeline.exec().then(
+      (results) => {
+        const receivedAtMs = Date.now();
+        batch.forEach((check, i) => {
+          const [error, reply] = results?.[i] ?? [new Error('no reply from Redis'), undefined];
+          if (error) return check.reject(error);
+          this.clock.observe(sentAtMs, receivedAtMs, (reply as ScriptReply)[3]);
+          check.resolve(reply as ScriptReply);
+        });
+      },
+      (error: unknown) => batch.forEach((check) => check.reject(error)),
+    );
   }
 }
