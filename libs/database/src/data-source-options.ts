@@ -21,7 +21,9 @@ const CLIENT_TIMEOUT_SLACK_MS = 100;
  * up just after and drops the connection), and getting a connection from the pool, or opening
  * one, takes at most DATABASE_CONNECT_TIMEOUT_MS.
  */
-function connectionBounds(settings: DatabaseSettings) {
+function connectionBounds(
+  settings: Pick<DatabaseSettings, 'DATABASE_QUERY_TIMEOUT_MS' | 'DATABASE_CONNECT_TIMEOUT_MS'>,
+) {
   return {
     connectionTimeoutMillis:
       settings.DATABASE_CONNECT_TIMEOUT_MS ?? DATABASE_BOUND_DEFAULTS.DATABASE_CONNECT_TIMEOUT_MS,
@@ -29,6 +31,21 @@ function connectionBounds(settings: DatabaseSettings) {
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
     // Notices a connection whose peer vanished without a word.
     keepAlive: true,
+  };
+}
+
+/**
+ * Settings of a dedicated pg Client (a LISTEN connection, outside the pool) with the same bounds:
+ * connecting within DATABASE_CONNECT_TIMEOUT_MS, each query within DATABASE_QUERY_TIMEOUT_MS.
+ */
+export function dedicatedClientConfig(
+  settings: Omit<DatabaseSettings, 'DATABASE_POOL_SIZE'>,
+  applicationName: string,
+) {
+  return {
+    connectionString: settings.DATABASE_URL,
+    application_name: applicationName,
+    ...connectionBounds(settings),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
+import { dedicatedClientConfig } from '@app/database';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { CloudEvent } from '@app/contracts';
@@ -121,10 +122,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** A dedicated connection for LISTEN; if it drops, the poll keeps events flowing until it is back. */
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({
-      connectionString: this.config.DATABASE_URL,
-      application_name: 'conversations-outbox-listener',
-    });
+    const client = new Client(dedicatedClientConfig(this.config, 'conversations-outbox-listener'));
     client.on('notification', () => this.wake());
     client.on('error', (error) => {
       this.logger.warn({ err: error.message }, 'outbox listener connection lost');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Client } from 'pg';
+import { dedicatedClientConfig } from '@app/database';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
 import { DeliveryStatus, WEBHOOK_TEST_EVENT } from '@app/contracts';
@@ -356,10 +357,7 @@ export class Dispatcher {
   /** LISTEN on a dedicated connection; if it drops, polling carries on until it is back. */
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({
-      connectionString: this.config.DATABASE_URL,
-      application_name: 'webhooks-dispatcher-listener',
-    });
+    const client = new Client(dedicatedClientConfig(this.config, 'webhooks-dispatcher-listener'));
     client.on('notification', (message) => {
       if (message.channel === DUE_CHANNEL) this.wake();
       else if (message.channel === SUBSCRIPTION_CHANGED_CHANNEL && message.payload)
