@@ -8,6 +8,17 @@ export interface ApiResponse<T = any> {
   text: string;
 }
 
+/** A response and how long it took to come. */
+export interface Timed<T = any> extends ApiResponse<T> {
+  elapsedMs: number;
+}
+
+export async function timed<T>(request: Promise<ApiResponse<T>>): Promise<Timed<T>> {
+  const startedAt = performance.now();
+  const response = await request;
+  return { ...response, elapsedMs: performance.now() - startedAt };
+}
+
 export interface RequestOptions {
   apiKey?: string | null;
   body?: unknown;

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import amqp, { Channel, ChannelModel, ConsumeMessage, GetMessage } from 'amqplib';
 import {
@@ -8,7 +7,7 @@ import {
   RpcReply,
   RpcRequest,
 } from '@app/contracts';
-import { eventually, TestAccount, TestStack } from '@app/testing';
+import { eventually, queueState, TestAccount, TestStack } from '@app/testing';
 
 /**
  * The conversations service's RPC queue, driven directly with amqplib as any publisher could
@@ -85,37 +84,6 @@ class RpcProbe {
     await this.channel.close().catch(() => undefined);
     await this.connection.close().catch(() => undefined);
   }
-}
-
-interface QueueState {
-  ready: number;
-  unacked: number;
-  consumers: number;
-}
-
-/** Ready and unacknowledged counts as the broker sees them (checkQueue does not show unacked). */
-function queueState(queue: string): QueueState {
-  const output = execFileSync(
-    'rabbitmqctl',
-    [
-      '-q',
-      'list_queues',
-      '-p',
-      process.env.TEST_RUN_ID!,
-      'name',
-      'messages_ready',
-      'messages_unacknowledged',
-      'consumers',
-      '--no-table-headers',
-    ],
-    { encoding: 'utf8' },
-  );
-  for (const line of output.trim().split('\n')) {
-    const [name, ready, unacked, consumers] = line.trim().split(/\s+/);
-    if (name === queue)
-      return { ready: Number(ready), unacked: Number(unacked), consumers: Number(consumers) };
-  }
-  throw new Error(`queue ${queue} not found in:\n${output}`);
 }
 
 async function expectRpcQueueDrained(): Promise<void> {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
 import { createLogger } from '@app/observability';
@@ -12,6 +11,8 @@ import {
   TcpProxy,
   TestAccount,
   TestStack,
+  queueState,
+  timed,
 } from '@app/testing';
 import { RunningGateway, startGateway } from '../src/gateway-service';
 import { commandIdFor } from '../src/idempotency/key-hashes';
@@ -37,16 +38,6 @@ const MARGIN_MS = 750;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Timed extends ApiResponse {
-  elapsedMs: number;
-}
-
-async function timed(request: Promise<ApiResponse>): Promise<Timed> {
-  const startedAt = performance.now();
-  const response = await request;
-  return { ...response, elapsedMs: performance.now() - startedAt };
-}
-
 /** A 503 or 504 problem with the given code, carrying Retry-After (item 12). */
 function expectUnavailable(response: ApiResponse, status: 503 | 504, code: string): void {
   expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
@@ -55,24 +46,21 @@ function expectUnavailable(response: ApiResponse, status: 503 | 504, code: strin
   expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
 }
 
-/** Unacknowledged commands on conversations.rpc: taken by the service, not yet answered. */
-function rpcCommandsInService(): number {
-  const output = execFileSync(
-    'rabbitmqctl',
-    [
-      '-q',
-      'list_queues',
-      '-p',
-      process.env.TEST_RUN_ID!,
-      'name',
-      'messages_unacknowledged',
-      '--no-table-headers',
-    ],
-    { encoding: 'utf8' },
-  );
-  const line = output.split('\n').find((l) => l.trim().split(/\s+/)[0] === CONVERSATIONS_RPC_QUEUE);
-  return line ? Number(line.trim().split(/\s+/)[1]) : 0;
+/** Every one of `requests` (sent together) is answered with that problem, each within `withinMs`. */
+async function expectAllUnavailableWithin(
+  requests: Array<Promise<ApiResponse>>,
+  status: 503 | 504,
+  code: string,
+  withinMs: number,
+): Promise<void> {
+  for (const response of await Promise.all(requests.map(timed))) {
+    expectUnavailable(response, status, code);
+    expect(response.elapsedMs).toBeLessThan(withinMs);
+  }
 }
+
+/** Unacknowledged commands on conversations.rpc: taken by the service, not yet answered. */
+const rpcCommandsInService = () => queueState(CONVERSATIONS_RPC_QUEUE).unacked;
 
 describe('faults: stalled and unreachable dependencies, a killed gateway', () => {
   let gatewayDependencies: DependencyProxies;
@@ -148,14 +136,15 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
       await sleep(1100);
       gatewayDependencies.proxies.rabbitmq.stall();
       try {
-        const responses = await Promise.all([
-          timed(known.api.get('/v1/conversations')),
-          timed(known.api.post('/v1/conversations', { subject: `stalled broker ${randomUUID()}` })),
-        ]);
-        for (const response of responses) {
-          expectUnavailable(response, 504, 'upstream_timeout');
-          expect(response.elapsedMs).toBeLessThan(RPC_TIMEOUT_MS + MARGIN_MS);
-        }
+        await expectAllUnavailableWithin(
+          [
+            known.api.get('/v1/conversations'),
+            known.api.post('/v1/conversations', { subject: `stalled broker ${randomUUID()}` }),
+          ],
+          504,
+          'upstream_timeout',
+          RPC_TIMEOUT_MS + MARGIN_MS,
+        );
       } finally {
         gatewayDependencies.proxies.rabbitmq.resume();
       }
@@ -166,20 +155,19 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
       const { known, unseen } = await accounts();
       gatewayDependencies.proxies.postgres.stall();
       try {
-        const responses = await Promise.all([
-          timed(unseen.api.get('/v1/conversations')),
-          timed(
+        await expectAllUnavailableWithin(
+          [
+            unseen.api.get('/v1/conversations'),
             known.api.post(
               '/v1/conversations',
               { subject: 'claim stalled' },
               { headers: { 'idempotency-key': randomUUID() } },
             ),
-          ),
-        ]);
-        for (const response of responses) {
-          expectUnavailable(response, 504, 'upstream_timeout');
-          expect(response.elapsedMs).toBeLessThan(RPC_TIMEOUT_MS + MARGIN_MS);
-        }
+          ],
+          504,
+          'upstream_timeout',
+          RPC_TIMEOUT_MS + MARGIN_MS,
+        );
       } finally {
         gatewayDependencies.proxies.postgres.resume();
       }
@@ -204,13 +192,12 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
       gatewayDependencies.proxies.postgres.stall();
       try {
         // One look-up holds the only pooled connection; the other two wait for it.
-        const responses = await Promise.all(
-          unseen.map((account) => timed(new ApiClient(bounded.url, account.apiKey).get('/v1/conversations'))),
+        await expectAllUnavailableWithin(
+          unseen.map((account) => new ApiClient(bounded.url, account.apiKey).get('/v1/conversations')),
+          503,
+          'database_unavailable',
+          400 + 300 + MARGIN_MS,
         );
-        for (const response of responses) {
-          expectUnavailable(response, 503, 'database_unavailable');
-          expect(response.elapsedMs).toBeLessThan(400 + 300 + MARGIN_MS);
-        }
       } finally {
         gatewayDependencies.proxies.postgres.resume();
       }
@@ -227,14 +214,15 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
       await serving(known.api);
       conversationsDatabase.stall();
       try {
-        const responses = await Promise.all([
-          timed(known.api.post('/v1/conversations', { subject: `stalled ${randomUUID()}` })),
-          timed(known.api.get('/v1/conversations')),
-        ]);
-        for (const response of responses) {
-          expectUnavailable(response, 503, 'database_unavailable');
-          expect(response.elapsedMs).toBeLessThan(RPC_TIMEOUT_MS);
-        }
+        await expectAllUnavailableWithin(
+          [
+            known.api.post('/v1/conversations', { subject: `stalled ${randomUUID()}` }),
+            known.api.get('/v1/conversations'),
+          ],
+          503,
+          'database_unavailable',
+          RPC_TIMEOUT_MS,
+        );
       } finally {
         conversationsDatabase.resume();
         await stack.stopConversations();

@@ -1,7 +1,15 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
-import { ApiClient, ApiResponse, eventually, ServiceProcess, TestAccount, TestStack } from '@app/testing';
+import {
+  ApiClient,
+  ApiResponse,
+  eventually,
+  ServiceProcess,
+  TestAccount,
+  TestStack,
+  timed,
+} from '@app/testing';
 
 /**
  * The rate limiter when Redis fails (DESIGN.md, Rate limits: RATE_LIMIT_FAIL_MODE=open|closed,
@@ -77,16 +85,6 @@ class ThrowawayRedis {
     child.kill('SIGKILL');
     await exited;
   }
-}
-
-interface Timed extends ApiResponse {
-  elapsedMs: number;
-}
-
-async function timed(request: Promise<ApiResponse>): Promise<Timed> {
-  const startedAt = performance.now();
-  const response = await request;
-  return { ...response, elapsedMs: performance.now() - startedAt };
 }
 
 function expectProblem(res: ApiResponse, status: number, code: string): void {

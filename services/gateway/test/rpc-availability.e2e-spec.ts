@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import amqp, { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
-import { ApiClient, ApiResponse, eventually, TestAccount, TestStack } from '@app/testing';
+import { ApiClient, ApiResponse, eventually, queueState, TestAccount, TestStack, timed } from '@app/testing';
 
 /**
  * The gateway when the conversations service is not there (DESIGN.md, Pitfalls; RpcClient): no
@@ -17,16 +16,6 @@ const PROMPT_MS = 500;
 /** Slack for a 504 beyond the timeout (event loop, HTTP, problem rendering). */
 const TIMEOUT_MARGIN_MS = 750;
 
-interface Timed extends ApiResponse {
-  elapsedMs: number;
-}
-
-async function timed(request: Promise<ApiResponse>): Promise<Timed> {
-  const startedAt = performance.now();
-  const response = await request;
-  return { ...response, elapsedMs: performance.now() - startedAt };
-}
-
 function expectProblem(response: ApiResponse, status: number, code: string) {
   expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -39,33 +28,11 @@ function expectProblem(response: ApiResponse, status: number, code: string) {
   expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
 }
 
-function rpcQueueState(): { ready: number; unacked: number; consumers: number } {
-  const output = execFileSync(
-    'rabbitmqctl',
-    [
-      '-q',
-      'list_queues',
-      '-p',
-      process.env.TEST_RUN_ID!,
-      'name',
-      'messages_ready',
-      'messages_unacknowledged',
-      'consumers',
-      '--no-table-headers',
-    ],
-    { encoding: 'utf8' },
-  );
-  const line = output.split('\n').find((l) => l.trim().split(/\s+/)[0] === CONVERSATIONS_RPC_QUEUE);
-  if (!line) throw new Error(`no ${CONVERSATIONS_RPC_QUEUE} in:\n${output}`);
-  const [, ready, unacked, consumers] = line.trim().split(/\s+/).map(Number);
-  return { ready, unacked, consumers };
-}
-
 /** Waits until the real service has consumed and acknowledged everything in the RPC queue. */
 async function rpcQueueDrained(): Promise<void> {
   await eventually(
     () => {
-      expect(rpcQueueState()).toEqual({ ready: 0, unacked: 0, consumers: 1 });
+      expect(queueState(CONVERSATIONS_RPC_QUEUE)).toEqual({ ready: 0, unacked: 0, consumers: 1 });
       return true;
     },
     15_000,
