@@ -16,10 +16,8 @@ import {
 import { RpcClient, RpcClientMetrics } from '@app/messaging';
 import { OPS_CONTROLLERS, OPS_TERMINUS } from '@app/observability';
 import { AccountsRepository } from './accounts/accounts.repository';
-import { AnalyticsClient } from './analytics/analytics.client';
 import { AnalyticsController } from './analytics/analytics.controller';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
-import { ConversationsClient } from './conversations/conversations.client';
 import { ConversationsController } from './conversations/conversations.controller';
 import { gatewayDataSourceOptions } from './data-source';
 import { GATEWAY_CONFIG } from './gateway-config.token';
@@ -32,7 +30,7 @@ import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job
 import { RateLimitMetrics } from './rate-limit/rate-limit-metrics';
 import { RateLimits } from './rate-limit/rate-limits';
 import { REDIS } from './rate-limit/redis-connection';
-import { WEBHOOKS_RPC, WebhooksClient } from './webhooks/webhooks.client';
+import { WEBHOOKS_RPC } from './webhooks/webhooks-rpc.token';
 import { WebhooksController } from './webhooks/webhooks.controller';
 
 @Module({})
@@ -96,7 +94,6 @@ export class GatewayAppModule {
         { provide: Registry, useValue: registry },
         DrainState,
         gatewayReadiness,
-        ConversationsClient,
         {
           provide: WEBHOOKS_RPC,
           useFactory: () =>
@@ -109,8 +106,6 @@ export class GatewayAppModule {
               metrics: rpcMetrics,
             }),
         },
-        WebhooksClient,
-        AnalyticsClient,
       ],
     };
   }

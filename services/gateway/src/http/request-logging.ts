@@ -3,6 +3,7 @@ import { DynamicModule, RequestMethod } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
+import { routeTemplate } from './api-routes';
 
 /** Health, metrics and docs: polled all the time, so their lines are debug, not info. */
 const OPERATIONS_PATH = /^\/(health|metrics|docs|openapi)/;
@@ -18,7 +19,7 @@ function lineFor(reply: FastifyReply | undefined, req: IncomingMessage, res: Ser
   return {
     account_id: reply?.request.principal?.accountId,
     method: req.method,
-    route: reply?.request.routeOptions.url ?? 'unmatched',
+    route: reply ? routeTemplate(reply.request) : 'unmatched',
     status: res.statusCode,
     duration_ms: reply ? Math.round(reply.elapsedTime * 10) / 10 : undefined,
   };
