@@ -270,6 +270,15 @@ describe('hostile input', () => {
     });
   });
 
+  // Found by the fuzz test: the Idempotency-Key claim stored the decoded path, and Postgres cannot
+  // store a NUL, so this was a 500.
+  it('a NUL in a path id with an Idempotency-Key is the 404 of any malformed id', async () => {
+    const res = await account.api.post('/v1/webhooks/%00/test', undefined, {
+      headers: { 'idempotency-key': 'nul-path' },
+    });
+    expect({ status: res.status, code: res.body.code }).toEqual({ status: 404, code: 'not_found' });
+  });
+
   describe('more than one Authorization header', () => {
     it.each([
       ['valid then invalid', () => [account.apiKey, 'cms_nope_nope']],
