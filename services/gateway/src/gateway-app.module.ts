@@ -23,7 +23,6 @@ import { gatewayDataSourceOptions } from './data-source';
 import { GATEWAY_CONFIG } from './gateway-config.token';
 import { gatewayReadiness } from './health/gateway-readiness';
 import { DrainState } from './http/connection-drain';
-import { requestLoggingModule } from './http/request-logging';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
@@ -45,11 +44,7 @@ export class GatewayAppModule {
     const rpcMetrics = new RpcClientMetrics(registry);
     return {
       module: GatewayAppModule,
-      imports: [
-        TypeOrmModule.forRoot(gatewayDataSourceOptions(config)),
-        requestLoggingModule(logger),
-        OPS_TERMINUS,
-      ],
+      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), OPS_TERMINUS],
       controllers: [ConversationsController, AnalyticsController, WebhooksController, ...OPS_CONTROLLERS],
       providers: [
         {

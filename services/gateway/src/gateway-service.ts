@@ -21,7 +21,7 @@ import { registerHttpMetrics } from './http/http-metrics';
 import { registerJsonBodies } from './http/json-body';
 import { ProblemFilter } from './http/problem.filter';
 import { registerRequestIdHeader, requestIdFor } from './http/request-id';
-import { trackRepliesForLogging, withRequestLine } from './http/request-logging';
+import { registerRequestLog, withRequestLine } from './http/request-logging';
 import { registerSchemaValidation } from './http/validation';
 import { serveOpenApi } from './openapi/serve-openapi';
 import { WEBHOOKS_RPC } from './webhooks/webhooks-rpc.token';
@@ -88,7 +88,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);
   const fastify = app.getHttpAdapter().getInstance();
   registerRequestIdHeader(fastify);
-  trackRepliesForLogging(fastify);
+  registerRequestLog(fastify, logger);
   registerHttpMetrics(fastify, registry);
   registerJsonBodies(fastify);
   registerSchemaValidation(fastify);
