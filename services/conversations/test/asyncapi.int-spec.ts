@@ -157,13 +157,9 @@ describe('AsyncAPI document', () => {
     });
 
     it('every AMQP property the document states is the one the messages carry, and no more', async () => {
-      const [{ properties }] = await tap
-        .waitForAccount((await stack.createAccount()).accountId, 0)
-        .then(async () => {
-          const { accountId, api } = await stack.createAccount();
-          expect((await api.post('/v1/conversations', {})).status).toBe(201);
-          return tap.waitForAccount(accountId, 1);
-        });
+      const { accountId, api } = await stack.createAccount();
+      expect((await api.post('/v1/conversations', {})).status).toBe(201);
+      const [{ properties }] = await tap.waitForAccount(accountId, 1);
       const trait = document.components.messageTraits.CloudEvent;
       const carried = Object.fromEntries(
         Object.entries({
