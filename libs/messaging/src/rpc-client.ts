@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConsumeMessage } from 'amqplib';
-import type { RpcReply, RpcRequest } from '@app/contracts';
+import type { CommandOf, ReplyOf, RpcCallContext, RpcOperation, RpcReply, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { DIRECT_REPLY_QUEUE, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
 import type { RpcCallOutcome, RpcClientMetrics } from './rpc-metrics';
@@ -78,6 +78,15 @@ export class RpcClient {
     return this.options.serviceName ?? 'conversations';
   }
 
+  /** Sends one command of `operation` and resolves with its reply. */
+  call<Operation extends RpcOperation>(
+    operation: Operation,
+    context: RpcCallContext,
+    data: CommandOf<Operation>,
+  ): Promise<ReplyOf<Operation>> {
+    return this.send<ReplyOf<Operation>>({ pattern: operation.pattern, data, ...context });
+  }
+
   async send<T>(request: OutgoingRequest): Promise<T> {
     const startedAt = performance.now();
     const observe = (outcome: RpcCallOutcome) =>
@@ -88,7 +97,7 @@ export class RpcClient {
         (performance.now() - startedAt) / 1000,
       );
     try {
-      const data = await this.call<T>(request);
+      const data = await this.exchange<T>(request);
       observe('ok');
       return data;
     } catch (error) {
@@ -98,11 +107,11 @@ export class RpcClient {
   }
 
   /**
-   * One timer bounds the whole call, from here: waiting for the broker (the consumer-count check
+   * One timer bounds the whole exchange, from here: waiting for the broker (the consumer-count check
    * on a stalled connection included), the publish and the reply. The command's TTL in the queue
    * is what is left of it, so a command the caller gave up on is not started later.
    */
-  private async call<T>({ deadline, ...request }: OutgoingRequest): Promise<T> {
+  private async exchange<T>({ deadline, ...request }: OutgoingRequest): Promise<T> {
     const due = Math.min(deadline ?? Infinity, performance.now() + this.options.timeoutMs);
     const correlationId = randomUUID();
     const reply = await new Promise<RpcReply>((resolve, reject) => {

@@ -14,3 +14,4 @@ export * from './cluster-process';
 export * from './cli-account';
 export * from './captured-logger';
 export * from './rabbitmq-queues';
+export * from './raw-http';

@@ -1,5 +1,4 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
 import { READINESS_CHECKS } from './readiness-checks';
 
@@ -11,7 +10,6 @@ const NOT_READY_RETRY_AFTER_SECONDS = 5;
  * body), else 503 with the same body naming what is down, and Retry-After. The 503 is written here, not thrown, so
  * that an application's own exception filter (the gateway's problem details) does not rewrite it.
  */
-@ApiExcludeController()
 @Controller('health')
 export class HealthController {
   constructor(

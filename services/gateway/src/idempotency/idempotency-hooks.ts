@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { isStorableText } from '@app/contracts';
 import { orDatabaseUnavailable } from '@app/database';
 import { DomainError } from '@app/errors';
 import { sendProblem } from '../http/problem.filter';
@@ -46,7 +47,7 @@ export class IdempotencyHooks {
     reply: FastifyReply,
   ): Promise<FastifyReply | undefined> {
     const header = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || header === undefined || !request.principal || request.is404)
+    if (header === undefined || !request.principal || !request.routeOptions.config?.endpoint?.idempotent)
       return undefined;
     const key = Array.isArray(header) ? header[0] : header;
     if (Array.isArray(header) || !KEY_PATTERN.test(key)) {
@@ -176,7 +177,9 @@ async function untilDeadline(work: Promise<unknown>, deadline: number | undefine
 function decodePath(url: string): string {
   const path = url.split('?')[0];
   try {
-    return decodeURIComponent(path);
+    const decoded = decodeURIComponent(path);
+    // A NUL or lone surrogate cannot be stored in Postgres text: such a path is kept as sent.
+    return isStorableText(decoded) ? decoded : path;
   } catch {
     return path;
   }

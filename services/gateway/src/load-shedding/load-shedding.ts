@@ -15,6 +15,13 @@ export interface LoadSheddingBounds {
 
 export type ShedReason = 'in_flight' | 'event_loop_delay';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Refused by the load shedder: counted, not logged one by one. */
+    shed: boolean;
+  }
+}
+
 /**
  * The event-loop delay is the mean of what Node measured (every 10 ms) over each such window:
  * sustained saturation, not one garbage collection or a single slow tick.
@@ -81,6 +88,7 @@ export class LoadShedder {
   }
 
   register(fastify: FastifyInstance): void {
+    fastify.decorateRequest('shed', false);
     // Starting up blocks the loop for a while: that says nothing about load.
     fastify.addHook('onListen', (done) => {
       this.histogram.reset();
@@ -112,6 +120,7 @@ export class LoadShedder {
   private refuse(request: FastifyRequest, reply: FastifyReply, reason: ShedReason): void {
     this.shed.inc({ reason });
     this.report(reason);
+    request.shed = true;
     const body = JSON.stringify(toProblem(OVERLOADED, request.id, request.url.split('?')[0]));
     reply.hijack();
     reply.raw.writeHead(503, {
