@@ -1,9 +1,4 @@
-import {
-  blockedAddressReason,
-  ResolvedAddress,
-  TargetBlockedError,
-  TargetPolicy,
-} from './target-policy';
+import { blockedAddressReason, ResolvedAddress, TargetBlockedError, TargetPolicy } from './target-policy';
 
 describe('blockedAddressReason', () => {
   it.each([
