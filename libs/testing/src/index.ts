@@ -13,3 +13,4 @@ export * from './health-assertions';
 export * from './cluster-process';
 export * from './cli-account';
 export * from './captured-logger';
+export * from './scenario-workload';
