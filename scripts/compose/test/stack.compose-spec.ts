@@ -86,16 +86,15 @@ function expectStatus(response: ApiResponse, status: number): void {
 
 const language = (tag: string) => ({ headers: { 'accept-language': tag } });
 
-/** `docker compose run --rm gateway node dist/scripts/cli.js ...`, the CLI's JSON line parsed. */
+/**
+ * The README's way to run the CLI. Without --no-deps, `run` brings the services the gateway
+ * depends on back to one replica each, stopping the others of a scaled stack.
+ */
+const CLI = ['run', '--rm', '--no-deps', 'gateway', 'node', 'dist/scripts/cli.js'];
+
+/** The CLI in a one-off container of the gateway service; its JSON line, parsed. */
 async function cli(...args: string[]): Promise<any> {
-  const { stdout } = await project.compose([
-    'run',
-    '--rm',
-    'gateway',
-    'node',
-    'dist/scripts/cli.js',
-    ...args,
-  ]);
+  const { stdout } = await project.compose([...CLI, ...args]);
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
 
@@ -193,8 +192,7 @@ describe('docker compose: the stack users deploy', () => {
   });
 
   it('creates an account with the CLI inside a container, exactly as the README shows', async () => {
-    const command =
-      'docker compose run --rm gateway node dist/scripts/cli.js accounts:create --name Acme --plan trial';
+    const command = `docker compose ${CLI.join(' ')} accounts:create --name Acme --plan trial`;
     expect(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).toContain(command);
     const account = await cli('accounts:create', '--name', 'Acme', '--plan', 'trial');
     expect(account).toEqual({
