@@ -25,6 +25,17 @@ log() { printf '%s stand-ins: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 sha() { sha256sum | cut -c1-16; }
+# A download from the mirror can fail now and then ("Couldn't download packages"): try again.
+retry() {
+  local attempts=$1 n=1
+  shift
+  until "$@"; do
+    [ "$n" -lt "$attempts" ] || return 1
+    log "attempt $n of $attempts failed: $1; retrying"
+    n=$((n + 1))
+    sleep 5
+  done
+}
 label_of() { docker image inspect -f "{{index .Config.Labels \"$LABEL\"}}" "$1" 2>/dev/null || echo missing; }
 
 # The official images the project's files name: `image:` in the compose file (not the project's
@@ -45,7 +56,7 @@ build_base() {
   if [ ! -s "$tarball" ]; then
     log "debootstrap $SUITE (minbase) from $MIRROR"
     rootfs="$(mktemp -d)"
-    debootstrap --variant=minbase "$SUITE" "$rootfs" "$MIRROR" >"$rootfs.log" 2>&1 ||
+    retry 3 debootstrap_into "$rootfs" >"$rootfs.log" 2>&1 ||
       { tail -20 "$rootfs.log" >&2; rm -rf "$rootfs" "$rootfs.log"; die "debootstrap failed"; }
     slim_rootfs "$rootfs"
     mkdir -p "$CACHE_DIR"
@@ -59,6 +70,10 @@ build_base() {
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["bash"]' \
     "$tarball" "$BASE_IMAGE" >/dev/null
+}
+
+debootstrap_into() {
+  rm -rf "$1" && mkdir -p "$1" && debootstrap --variant=minbase "$SUITE" "$1" "$MIRROR"
 }
 
 # What Debian's own slim images do: no documentation, manuals or translations, no apt caches,
@@ -126,7 +141,7 @@ build_stand_in() {
     fi
     log "building $tag"
     local started=$SECONDS
-    DOCKER_BUILDKIT=0 docker build --quiet --network host --label "$LABEL=$hash" "${args[@]}" -t "$tag" "$context" >/dev/null 2>"$context.log" ||
+    retry 3 env DOCKER_BUILDKIT=0 docker build --quiet --network host --label "$LABEL=$hash" "${args[@]}" -t "$tag" "$context" >/dev/null 2>"$context.log" ||
       { tail -30 "$context.log" >&2; rm -rf "$context" "$context.log"; die "building $tag failed"; }
     log "built $tag in $((SECONDS - started))s"
   fi
