@@ -95,19 +95,17 @@ stop_engine() {
   STARTED_DOCKERD=""
 }
 
-# Whatever happens to the suite: nothing of the project left running, the replaced project image
-# and old build cache removed, the engine stopped if this run started it.
-PREVIOUS_IMAGE=""
+# Whatever happens to the suite: nothing of the project left running, the images this run left
+# untagged (the project image a rebuild replaced) and old build cache removed, the engine stopped
+# if this run started it.
+DANGLING_BEFORE=""
 cleanup() {
   local status=$?
   if docker info >/dev/null 2>&1; then
     docker rm -f "$COMPOSE_PROJECT_NAME-receiver" >/dev/null 2>&1 || true
     docker compose -p "$COMPOSE_PROJECT_NAME" down --volumes --remove-orphans --timeout 30 >/dev/null 2>&1 || true
-    local current
-    current="$(docker image inspect -f '{{.Id}}' conversation-messaging-service:local 2>/dev/null || true)"
-    if [ -n "$PREVIOUS_IMAGE" ] && [ "$PREVIOUS_IMAGE" != "$current" ]; then
-      docker image rm "$PREVIOUS_IMAGE" >/dev/null 2>&1 || true
-    fi
+    comm -13 <(echo "$DANGLING_BEFORE") <(docker images -q --filter dangling=true | sort -u) |
+      xargs -r docker image rm >/dev/null 2>&1 || true
     docker builder prune -f --keep-storage 3gb >/dev/null 2>&1 || true
   fi
   stop_engine
@@ -120,7 +118,7 @@ install_compose_v2
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 start_engine
-PREVIOUS_IMAGE="$(docker image inspect -f '{{.Id}}' conversation-messaging-service:local 2>/dev/null || true)"
+DANGLING_BEFORE="$(docker images -q --filter dangling=true | sort -u)"
 log "$(docker version --format 'engine {{.Server.Version}}, CLI {{.Client.Version}}'), $(docker compose version)"
 
 started=$SECONDS
