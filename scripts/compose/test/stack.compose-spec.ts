@@ -499,6 +499,9 @@ describe('docker compose: the stack users deploy', () => {
           docker(['kill', victims[1]]),
           docker(['kill', victims[2]]),
         ]);
+        // SIGTERM reached Node through tini, and the gateway finished gracefully.
+        const exitCode = (await docker(['inspect', '-f', '{{.State.ExitCode}}', victims[0]])).stdout.trim();
+        expect({ stopped: victims[0], exitCode }).toEqual({ stopped: victims[0], exitCode: '0' });
         const before = workload.completed;
         await eventually(() => workload.completed >= before + 2 * WORKERS, 3 * MINUTE, 200);
       } finally {
