@@ -9,7 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
  */
 export const CPU_GROUPS = ['gateway', 'conversations', 'webhooks', 'postgres', 'rabbitmq', 'redis'] as const;
 export type CpuGroup = (typeof CPU_GROUPS)[number];
-export type CpuTicks = Partial<Record<CpuGroup, number>>;
+/** CPU ticks used so far by each process of a group, by pid. */
+export type CpuTicks = Map<number, { group: CpuGroup; ticks: number }>;
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
@@ -27,7 +28,7 @@ function groupOf(comm: string, cmdline: string): CpuGroup | undefined {
 
 /** CPU ticks used so far (user + system, with waited-for children) by every group's processes. */
 export function sampleCpu(): CpuTicks {
-  const ticks: CpuTicks = {};
+  const ticks: CpuTicks = new Map();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
@@ -38,12 +39,8 @@ export function sampleCpu(): CpuTicks {
       if (!group) continue;
       // Fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14].
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks[group] =
-        (ticks[group] ?? 0) +
-        Number(fields[11]) +
-        Number(fields[12]) +
-        Number(fields[13]) +
-        Number(fields[14]);
+      const used = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      ticks.set(Number(pid), { group, ticks: used });
     } catch {
       // the process ended while being read
     }
@@ -51,18 +48,24 @@ export function sampleCpu(): CpuTicks {
   return ticks;
 }
 
-/** Microseconds of CPU per request, by group and in all, between two samples. */
+/**
+ * Microseconds of CPU per request, by group and in all, between two samples: each process's own
+ * increase (a process started in between counts from zero). A process that ended in between is
+ * left out rather than subtracted (a Postgres backend's time reappears in its parent's cutime),
+ * so no figure can be negative.
+ */
 export function cpuPerRequest(
   before: CpuTicks,
   after: CpuTicks,
   requests: number,
 ): Record<CpuGroup | 'total', number> {
-  const perRequest = (group: CpuGroup) =>
-    Math.round((((after[group] ?? 0) - (before[group] ?? 0)) / TICKS_PER_SECOND / requests) * 1e6);
-  const byGroup = Object.fromEntries(CPU_GROUPS.map((group) => [group, perRequest(group)])) as Record<
-    CpuGroup,
-    number
-  >;
+  const used = Object.fromEntries(CPU_GROUPS.map((group) => [group, 0])) as Record<CpuGroup, number>;
+  for (const [pid, { group, ticks }] of after) {
+    used[group] += Math.max(0, ticks - (before.get(pid)?.ticks ?? 0));
+  }
+  const byGroup = Object.fromEntries(
+    CPU_GROUPS.map((group) => [group, Math.round((used[group] / TICKS_PER_SECOND / requests) * 1e6)]),
+  ) as Record<CpuGroup, number>;
   const total = CPU_GROUPS.reduce((sum, group) => sum + byGroup[group], 0);
   return { ...byGroup, total };
 }

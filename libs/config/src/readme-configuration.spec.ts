@@ -35,7 +35,7 @@ function readmeTable(): DocumentedVariable[] {
   if (!section) throw new Error('README.md has no "## Configuration" section');
   return section
     .split('\n')
-    .filter((line) => /^\| `[A-Z0-9_]+` \|/.test(line))
+    .filter((line) => /^\| `[A-Z0-9_]+` +\|/.test(line))
     .map((line) => {
       const [name, defaultCell, usedBy] = line
         .split('|')

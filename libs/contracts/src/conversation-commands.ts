@@ -1,54 +1,107 @@
-import type { ConversationStatus } from '@app/dialects';
-import type { MessageSender } from './conversation-views';
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  CanonicalStatus,
+  CONVERSATION_LIMITS,
+  ConversationPage,
+  ConversationView,
+  ConversationWithMessagesView,
+  LeadView,
+  MESSAGE_SENDERS,
+  MessageView,
+} from './conversation-views';
+import { rpcOperation } from './rpc-envelope';
+import { Email, Integer, Metadata, Nullable, Strict, StringEnum, Text, Uuid } from './schema-types';
 
-/** RPC patterns the conversations service answers. Payloads below travel inside an {@link RpcRequest}. */
-export const ConversationPatterns = {
-  list: 'conversations.list',
-  get: 'conversations.get',
-  create: 'conversations.create',
-  sendMessage: 'conversations.send-message',
-  changeStatus: 'conversations.change-status',
-  captureLead: 'conversations.capture-lead',
-} as const;
-export type ConversationPattern = (typeof ConversationPatterns)[keyof typeof ConversationPatterns];
+/**
+ * The commands and queries the conversations service answers over RabbitMQ, and the input fields
+ * they share with the HTTP bodies (conversation-requests.ts). Values are canonical (en).
+ */
 
-export interface ListConversationsQuery {
-  limit: number;
-  offset: number;
-  status?: ConversationStatus;
+export const PAGE_SIZE = { default: 20, max: 100 } as const;
+export const MAX_OFFSET = 1_000_000_000;
+
+export const visitorInputFields = {
+  name: Type.Optional(
+    Nullable(Text({ maxLength: CONVERSATION_LIMITS.visitorName, examples: ['Ada Lovelace'] })),
+  ),
+  email: Type.Optional(Nullable(Email({ examples: ['ada@example.com'] }))),
+  phone: Type.Optional(
+    Nullable(Text({ maxLength: CONVERSATION_LIMITS.phone, examples: ['+44 20 7946 0958'] })),
+  ),
+};
+export const VisitorInput = Strict(visitorInputFields);
+
+export const messageInputFields = {
+  content: Text({
+    minLength: 1,
+    maxLength: CONVERSATION_LIMITS.messageContent,
+    examples: ['Hello! How can I help you today?'],
+  }),
+  sender: StringEnum(MESSAGE_SENDERS, { examples: ['agent'] }),
+};
+export const MessageInput = Strict(messageInputFields);
+export type NewMessage = Static<typeof MessageInput>;
+
+/** What a new conversation may start with, besides its status. */
+export const newConversationFields = {
+  visitor: Type.Optional(Nullable(VisitorInput)),
+  subject: Type.Optional(
+    Nullable(Text({ maxLength: CONVERSATION_LIMITS.subject, examples: ['Question about my order'] })),
+  ),
+  metadata: Type.Optional(Metadata({ examples: [{ order_id: 'A-1001' }] })),
+  message: Type.Optional(
+    Strict(messageInputFields, { description: 'A first message; a visitor one emits message.received.' }),
+  ),
+};
+
+/** A lead needs an email or a phone (either may be null when the other is given). */
+export const EMAIL_OR_PHONE = {
+  anyOf: [
+    { required: ['email'], properties: { email: { type: 'string', minLength: 1 } } },
+    { required: ['phone'], properties: { phone: { type: 'string', minLength: 1 } } },
+  ],
+  'x-error': { field: 'email', message: 'email or phone is required' },
+};
+
+/** A conversation id; one that is not a UUID names nothing: a 404 like an unknown id. */
+export const ConversationId = Uuid({
+  'x-not-found': 'Conversation',
+  examples: ['0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b'],
+});
+const conversationId = ConversationId;
+
+export const ListConversationsQuery = Strict({
+  limit: Integer(1, PAGE_SIZE.max),
+  offset: Integer(0, MAX_OFFSET),
+  status: Type.Optional(CanonicalStatus),
   /** A pg_snapshot (see list-snapshot.ts): rows created by transactions it does not see are hidden. */
-  snapshot?: string;
-}
+  snapshot: Type.Optional(Type.String({ maxLength: 4096 })),
+});
+export type ListConversationsQuery = Static<typeof ListConversationsQuery>;
 
-export interface GetConversationQuery {
-  conversationId: string;
-}
+export const GetConversationQuery = Strict({ conversationId });
 
-export interface NewMessage {
-  content: string;
-  sender: MessageSender;
-}
+export const CreateConversationCommand = Strict({
+  ...newConversationFields,
+  status: Type.Optional(StringEnum(['active', 'pending'] as const)),
+});
+export type CreateConversationCommand = Static<typeof CreateConversationCommand>;
 
-export interface CreateConversationCommand {
-  visitor?: { name?: string | null; email?: string | null; phone?: string | null } | null;
-  subject?: string | null;
-  metadata?: Record<string, unknown>;
-  status?: Extract<ConversationStatus, 'active' | 'pending'>;
-  message?: NewMessage;
-}
+export const SendMessageCommand = Strict({ conversationId, ...messageInputFields });
+export type SendMessageCommand = Static<typeof SendMessageCommand>;
 
-export interface SendMessageCommand extends NewMessage {
-  conversationId: string;
-}
+export const ChangeStatusCommand = Strict({ conversationId, status: CanonicalStatus });
+export type ChangeStatusCommand = Static<typeof ChangeStatusCommand>;
 
-export interface ChangeStatusCommand {
-  conversationId: string;
-  status: ConversationStatus;
-}
+export const CaptureLeadCommand = Strict({ conversationId, ...visitorInputFields }, EMAIL_OR_PHONE);
+export type CaptureLeadCommand = Static<typeof CaptureLeadCommand>;
 
-export interface CaptureLeadCommand {
-  conversationId: string;
-  name?: string | null;
-  email?: string | null;
-  phone?: string | null;
-}
+/** Every operation of the conversations service: pattern, command schema, reply schema. */
+export const ConversationRpc = {
+  list: rpcOperation('conversations.list', ListConversationsQuery, ConversationPage),
+  get: rpcOperation('conversations.get', GetConversationQuery, ConversationWithMessagesView),
+  create: rpcOperation('conversations.create', CreateConversationCommand, ConversationView),
+  sendMessage: rpcOperation('conversations.send-message', SendMessageCommand, MessageView),
+  changeStatus: rpcOperation('conversations.change-status', ChangeStatusCommand, ConversationView),
+  captureLead: rpcOperation('conversations.capture-lead', CaptureLeadCommand, LeadView),
+};

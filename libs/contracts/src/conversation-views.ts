@@ -1,52 +1,116 @@
-import type { ConversationStatus } from '@app/dialects';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ALL_STATUS_SPELLINGS, CONVERSATION_STATUSES } from '@app/dialects';
+import { Nullable, Strict, StringEnum, Timestamp, Uuid } from './schema-types';
+
+/**
+ * What the conversations service answers: conversations, messages and leads with canonical (en)
+ * status values. The gateway renders the same shapes with statuses in the output dialect
+ * (`*Response` below), so each shape is written once, parameterised by how a status is spelled.
+ */
 
 export const MESSAGE_SENDERS = ['agent', 'visitor', 'bot', 'system'] as const;
 export type MessageSender = (typeof MESSAGE_SENDERS)[number];
 
-export const MESSAGE_CONTENT_MAX = 10_000;
+/** Field limits, in characters (code points). */
+export const CONVERSATION_LIMITS = {
+  messageContent: 10_000,
+  subject: 500,
+  visitorName: 200,
+  email: 320,
+  phone: 50,
+} as const;
+export const MESSAGE_CONTENT_MAX = CONVERSATION_LIMITS.messageContent;
 
-export interface VisitorView {
-  name: string | null;
-  email: string | null;
-  phone: string | null;
-}
+const CONVERSATION_ID = Uuid({ examples: ['0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b'] });
 
-export interface MessageView {
-  id: string;
-  conversation_id: string;
-  sender: MessageSender;
-  content: string;
-  created_at: string;
-}
+export const CanonicalStatus = StringEnum(CONVERSATION_STATUSES, { examples: ['active'] });
+/** A status as a response shows it: in the output dialect. */
+export const RenderedStatus = StringEnum(ALL_STATUS_SPELLINGS, {
+  description: 'In the output dialect.',
+  examples: ['active'],
+});
 
-/** A conversation as the conversations service returns it: canonical (en) status. */
-export interface ConversationView {
-  id: string;
-  status: ConversationStatus;
-  visitor: VisitorView | null;
-  subject: string | null;
-  metadata: Record<string, unknown>;
-  message_count: number;
-  last_message_at: string | null;
-  created_at: string;
-  updated_at: string;
-  closed_at: string | null;
-}
+export const VisitorView = Strict({
+  name: Nullable(Type.String({ examples: ['Ada Lovelace'] })),
+  email: Nullable(Type.String({ examples: ['ada@example.com'] })),
+  phone: Nullable(Type.String({ examples: ['+44 20 7946 0958'] })),
+});
+export type VisitorView = Static<typeof VisitorView>;
 
-export interface ConversationWithMessagesView extends ConversationView {
-  messages: MessageView[];
-}
+export const MessageView = Strict({
+  id: Uuid({ examples: ['5d3b1f0e-9a47-4c2e-8f61-2b7d9c0a4e15'] }),
+  conversation_id: CONVERSATION_ID,
+  sender: StringEnum(MESSAGE_SENDERS, { examples: ['visitor'] }),
+  content: Type.String({ examples: ['Where is my parcel?'] }),
+  created_at: Timestamp(),
+});
+export type MessageView = Static<typeof MessageView>;
 
-export interface ConversationPage {
-  data: ConversationView[];
-  pagination: { limit: number; offset: number; total: number; snapshot: string };
-}
+const conversationFields = <S extends TSchema>(status: S) => ({
+  id: CONVERSATION_ID,
+  status,
+  visitor: Nullable(VisitorView),
+  subject: Nullable(Type.String({ examples: ['Order 1001'] })),
+  metadata: Type.Object({}, { additionalProperties: true, examples: [{ order: '1001', channel: 'web' }] }),
+  message_count: Type.Integer({ minimum: 0, examples: [2] }),
+  last_message_at: Nullable(Timestamp()),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+  closed_at: Nullable(Timestamp(), { examples: [null] }),
+});
 
-export interface LeadView {
-  id: string;
-  conversation_id: string;
-  name: string | null;
-  email: string | null;
-  phone: string | null;
-  created_at: string;
-}
+const conversationWithMessages = <S extends TSchema>(status: S) =>
+  Strict({
+    ...conversationFields(status),
+    messages: Type.Array(MessageView, { description: 'Every message, oldest first.' }),
+  });
+
+export const ConversationView = Strict(conversationFields(CanonicalStatus));
+export type ConversationView = Static<typeof ConversationView>;
+export const ConversationWithMessagesView = conversationWithMessages(CanonicalStatus);
+export type ConversationWithMessagesView = Static<typeof ConversationWithMessagesView>;
+
+export const ConversationResponse = Strict(conversationFields(RenderedStatus));
+export const ConversationWithMessagesResponse = conversationWithMessages(RenderedStatus);
+
+const pageFields = {
+  limit: Type.Integer({ minimum: 1, maximum: 100, examples: [20] }),
+  offset: Type.Integer({ minimum: 0, examples: [0] }),
+  total: Type.Integer({
+    minimum: 0,
+    description: 'Conversations matching the filter as of the snapshot.',
+    examples: [57],
+  }),
+  snapshot: Type.String({
+    description:
+      'Opaque token of the moment the first page was read. Pass it back as `snapshot` (as `next` does) to page through a list that does not shift while others create conversations.',
+    examples: ['NzY4Ojc3MDo3Njk'],
+  }),
+};
+
+export const ConversationPage = Strict({
+  data: Type.Array(ConversationView),
+  pagination: Strict(pageFields),
+});
+export type ConversationPage = Static<typeof ConversationPage>;
+
+export const ConversationListResponse = Strict({
+  data: Type.Array(ConversationResponse),
+  pagination: Strict({
+    ...pageFields,
+    next: Nullable(Type.String(), {
+      description: 'Path of the next page (same snapshot), or null on the last page.',
+      examples: ['/v1/conversations?limit=20&offset=20&snapshot=NzY4Ojc3MDo3Njk'],
+    }),
+  }),
+});
+
+export const LeadView = Strict({
+  id: Uuid({ examples: ['c7a1d9e2-3b4f-4e5a-9c6d-7e8f9a0b1c2d'] }),
+  conversation_id: CONVERSATION_ID,
+  name: Nullable(Type.String({ examples: ['Ada Lovelace'] })),
+  email: Nullable(Type.String({ examples: ['ada@example.com'] })),
+  phone: Nullable(Type.String(), { examples: [null] }),
+  created_at: Timestamp(),
+});
+export type LeadView = Static<typeof LeadView>;

@@ -1,4 +1,6 @@
-import type { ConversationView, LeadView, MessageView } from './conversation-views';
+import { Type, type Static } from '@sinclair/typebox';
+import { CanonicalStatus, ConversationView, LeadView, MessageView } from './conversation-views';
+import { Strict } from './schema-types';
 
 /**
  * Every event the conversations service publishes to `conversations.events`; the routing key is
@@ -16,15 +18,21 @@ export const DOMAIN_EVENT_TYPES = [
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
-export interface DomainEventData {
-  'conversation.started': { conversation: ConversationView };
-  'message.received': { conversation_id: string; message: MessageView };
-  'conversation.closed': { conversation: ConversationView };
-  'lead.captured': { conversation_id: string; lead: LeadView };
-  'conversation.reopened': { conversation: ConversationView };
-  'conversation.status_changed': { conversation: ConversationView; previous_status: string };
-  'message.sent': { conversation_id: string; message: MessageView };
-}
+const conversationEvent = Strict({ conversation: ConversationView });
+const messageEvent = Strict({ conversation_id: Type.String({ format: 'uuid' }), message: MessageView });
+
+/** The `data` of each event type. */
+export const DomainEventPayloads = {
+  'conversation.started': conversationEvent,
+  'message.received': messageEvent,
+  'conversation.closed': conversationEvent,
+  'lead.captured': Strict({ conversation_id: Type.String({ format: 'uuid' }), lead: LeadView }),
+  'conversation.reopened': conversationEvent,
+  'conversation.status_changed': Strict({ conversation: ConversationView, previous_status: CanonicalStatus }),
+  'message.sent': messageEvent,
+} satisfies Record<DomainEventType, unknown>;
+
+export type DomainEventData = { [T in DomainEventType]: Static<(typeof DomainEventPayloads)[T]> };
 
 export const CLOUDEVENTS_SOURCE = '/services/conversations';
 

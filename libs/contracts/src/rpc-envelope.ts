@@ -1,3 +1,4 @@
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { ErrorPayload } from '@app/errors';
 
 /**
@@ -15,3 +16,32 @@ export interface RpcRequest<T = unknown> {
 }
 
 export type RpcReply<T = unknown> = { ok: true; data: T } | { ok: false; error: ErrorPayload };
+
+/**
+ * One request/reply operation of a service: its pattern on the queue, the schema of its command
+ * (validated by the service, whoever sent it) and of its reply.
+ */
+export interface RpcOperation<Command extends TSchema = TSchema, Reply extends TSchema = TSchema> {
+  readonly pattern: string;
+  readonly command: Command;
+  readonly reply: Reply;
+}
+
+export const rpcOperation = <Command extends TSchema, Reply extends TSchema>(
+  pattern: string,
+  command: Command,
+  reply: Reply,
+): RpcOperation<Command, Reply> => ({ pattern, command, reply });
+
+export type CommandOf<Operation extends RpcOperation> = Static<Operation['command']>;
+export type ReplyOf<Operation extends RpcOperation> = Static<Operation['reply']>;
+
+/** What a handler of the operation receives: the request with its command validated. */
+export type RpcCall<Operation extends RpcOperation> = RpcRequest<CommandOf<Operation>>;
+
+/** Who sends a command and under which ids: the request's, and the command id when it is retry-safe. */
+export interface RpcCallContext {
+  accountId: string;
+  requestId: string;
+  commandId?: string;
+}

@@ -43,6 +43,11 @@ export const ALL_STATUS_SPELLINGS: string[] = CONVERSATION_STATUSES.flatMap((s) 
   DIALECTS.map((d) => STATUS_NAMES[s][d]),
 ).filter((v, i, all) => all.indexOf(v) === i);
 
+/** Every spelling of every public event type, for error messages and OpenAPI enums. */
+export const PUBLIC_EVENT_SPELLINGS: string[] = PUBLIC_EVENT_TYPES.flatMap((e) =>
+  DIALECTS.map((d) => EVENT_NAMES[e][d]),
+).filter((v, i, all) => all.indexOf(v) === i);
+
 export const isDialect = (value: unknown): value is Dialect =>
   typeof value === 'string' && (DIALECTS as readonly string[]).includes(value);
 

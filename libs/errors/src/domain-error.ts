@@ -1,5 +1,8 @@
 import { ERROR_CATALOGUE, ErrorCode, FieldError } from './error-codes';
 
+/** DESIGN.md, "Hostile input": validation errors list at most 20 entries. */
+export const MAX_FIELD_ERRORS = 20;
+
 /** Serialisable form of a {@link DomainError}: what crosses RabbitMQ inside an RPC reply. */
 export interface ErrorPayload {
   code: ErrorCode;
@@ -36,8 +39,15 @@ export class DomainError extends Error {
     return new DomainError(code, payload.detail, payload.errors);
   }
 
+  /** A 400 listing what is wrong: at most {@link MAX_FIELD_ERRORS} entries, the detail counting the rest. */
   static validation(errors: FieldError[]): DomainError {
-    const detail = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-    return new DomainError('validation_failed', detail, errors);
+    const listed = errors.slice(0, MAX_FIELD_ERRORS);
+    const omitted = errors.length - listed.length;
+    const detail = listed.map((e) => `${e.field}: ${e.message}`).join('; ');
+    return new DomainError(
+      'validation_failed',
+      omitted > 0 ? `${detail}; and ${omitted} more` : detail,
+      listed,
+    );
   }
 }

@@ -6,3 +6,4 @@ export * from './event-publisher';
 export * from './rpc-metrics';
 export * from './pass-through-rpc.filter';
 export * from './rpc-service';
+export * from './handles-rpc.decorator';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConsumeMessage } from 'amqplib';
-import type { RpcReply, RpcRequest } from '@app/contracts';
+import type { CommandOf, ReplyOf, RpcCallContext, RpcOperation, RpcReply, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { DIRECT_REPLY_QUEUE, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
 import type { RpcCallOutcome, RpcClientMetrics } from './rpc-metrics';
@@ -71,6 +71,15 @@ export class RpcClient {
     return this.options.serviceName ?? 'conversations';
   }
 
+  /** Sends one command of `operation` and resolves with its reply. */
+  call<Operation extends RpcOperation>(
+    operation: Operation,
+    context: RpcCallContext,
+    data: CommandOf<Operation>,
+  ): Promise<ReplyOf<Operation>> {
+    return this.send<ReplyOf<Operation>>({ pattern: operation.pattern, data, ...context });
+  }
+
   async send<T>(request: OutgoingRequest): Promise<T> {
     const startedAt = performance.now();
     const observe = (outcome: RpcCallOutcome) =>
@@ -81,7 +90,7 @@ export class RpcClient {
         (performance.now() - startedAt) / 1000,
       );
     try {
-      const data = await this.call<T>(request);
+      const data = await this.exchange<T>(request);
       observe('ok');
       return data;
     } catch (error) {
@@ -90,7 +99,7 @@ export class RpcClient {
     }
   }
 
-  private async call<T>(request: OutgoingRequest): Promise<T> {
+  private async exchange<T>(request: OutgoingRequest): Promise<T> {
     const channel = this.channel;
     if (!channel) throw unavailable('The message broker is unreachable.');
     if ((await this.consumerCount(channel)) === 0)

@@ -3,7 +3,7 @@ import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-mana
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { lastValueFrom } from 'rxjs';
 import type { Logger } from 'pino';
-import type { RpcReply, RpcRequest } from '@app/contracts';
+import { parseWith, type RpcOperation, type RpcReply, type RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { requestContext } from '@app/observability';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
@@ -16,6 +16,8 @@ export interface RpcServerOptions {
   /** Fanout exchange on which close() announces that this consumer left the queue. */
   presenceExchange: string;
   prefetch: number;
+  /** The operations this service answers (e.g. `[ConversationRpc, AnalyticsRpc]`): their commands are validated here. */
+  operations: Array<Record<string, RpcOperation>>;
   logger: Logger;
   /** How long close() waits for in-flight commands before giving up on them (they are redelivered). */
   drainTimeoutMs?: number;
@@ -35,9 +37,15 @@ export class RpcServer extends Server implements CustomTransportStrategy {
   private readonly consumerTags = new Map<Channel, string>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly handlers = new Map<string, MessageHandler>();
+  private readonly operations: Map<string, RpcOperation>;
 
   constructor(private readonly options: RpcServerOptions) {
     super();
+    this.operations = new Map(
+      options.operations
+        .flatMap((group) => Object.values(group))
+        .map((operation) => [operation.pattern, operation]),
+    );
   }
 
   listen(callback: (error?: unknown) => void): void {
@@ -161,14 +169,20 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     return handler;
   }
 
+  /**
+   * Validates the command against its operation's schema (the gateway is not the only possible
+   * publisher), then runs the handler.
+   */
   private async run(request: RpcRequest): Promise<RpcReply> {
     const handler = this.handlerFor(request.pattern);
-    if (!handler) {
+    const operation = this.operations.get(request.pattern);
+    if (!handler || !operation) {
       this.options.logger.error({ pattern: request.pattern }, 'no handler for RPC pattern');
       return { ok: false, error: { code: 'internal_error', detail: `Unknown operation ${request.pattern}` } };
     }
     try {
-      const data = await lastValueFrom(this.transformToObservable(await handler(request)), {
+      const command = { ...request, data: parseWith(operation.command, request.data) };
+      const data = await lastValueFrom(this.transformToObservable(await handler(command)), {
         defaultValue: null,
       });
       return { ok: true, data };

@@ -4,6 +4,7 @@ import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { DataSource, DataSourceOptions } from 'typeorm';
+import type { RpcOperation } from '@app/contracts';
 import { prepareDatabase } from '@app/database';
 import {
   createMetricsRegistry,
@@ -40,6 +41,8 @@ export interface RpcServiceDefinition {
   schema: string;
   migrations: DataSourceOptions;
   queues: { queue: string; deadLetterQueue: string; presenceExchange: string };
+  /** Every operation the service answers, by group (`[ConversationRpc, AnalyticsRpc]`). */
+  operations: Array<Record<string, RpcOperation>>;
   module: (amqp: AmqpConnectionManager, registry: Registry) => DynamicModule;
   background?: (app: INestMicroservice) => BackgroundWork;
   /** Settings worth a look in the ready line. */
@@ -67,6 +70,7 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
     strategy: new RpcServer({
       connection: amqp,
       ...definition.queues,
+      operations: definition.operations,
       prefetch: config.AMQP_PREFETCH,
       logger,
       metrics: new RpcServerMetrics(registry),

@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { Client } from 'pg';
-import { ADMIN_DATABASE_URL, amqpUrlFor, databaseUrlFor, newRunId, REDIS_URL } from './test-run';
+import { ADMIN_DATABASE_URL, amqpUrlFor, createVhost, databaseUrlFor, newRunId, REDIS_URL } from './test-run';
 
 export default async function globalSetup(): Promise<void> {
   const runId = newRunId();
@@ -11,10 +10,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await admin.end();
   }
-  execFileSync('rabbitmqctl', ['-q', 'add_vhost', runId], { stdio: 'ignore' });
-  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', runId, 'guest', '.*', '.*', '.*'], {
-    stdio: 'ignore',
-  });
+  createVhost(runId);
   Object.assign(process.env, {
     TEST_RUN_ID: runId,
     DATABASE_URL: databaseUrlFor(runId),

@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { Client } from 'pg';
-import { ADMIN_DATABASE_URL } from './test-run';
+import { ADMIN_DATABASE_URL, deleteVhost } from './test-run';
 
 export default async function globalTeardown(): Promise<void> {
   const runId = process.env.TEST_RUN_ID;
@@ -12,5 +11,5 @@ export default async function globalTeardown(): Promise<void> {
   } finally {
     await admin.end();
   }
-  execFileSync('rabbitmqctl', ['-q', 'delete_vhost', runId], { stdio: 'ignore' });
+  deleteVhost(runId);
 }

@@ -14,3 +14,4 @@ export * from './cluster-process';
 export * from './cli-account';
 export * from './captured-logger';
 export * from './scenario-workload';
+export * from './raw-http';

@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3 } from 'openapi-types';
+import { COLLECTION_SEGMENTS, MESSAGES_SEGMENTS } from '@app/dialects';
 
 /** What the contract needs to know about a response. */
 export interface ObservedResponse {
@@ -54,6 +55,17 @@ function decodedPath(url: URL): string {
     .join('/');
 }
 
+/** The path with every segment in its canonical (English) spelling. */
+function canonicalSpelling(path: string): string {
+  const canonical = new Map<string, string>(
+    [COLLECTION_SEGMENTS, MESSAGES_SEGMENTS].flatMap((names) => names.map((name) => [name, names[0]])),
+  );
+  return path
+    .split('/')
+    .map((segment) => canonical.get(segment) ?? segment)
+    .join('/');
+}
+
 /**
  * The gateway's own OpenAPI document, used to check every response a test receives from the
  * public API (`/v1`): the operation exists, the status is documented for it, and the body has a
@@ -74,7 +86,9 @@ export class OpenApiContract {
           method: method.toUpperCase(),
           template,
           pattern: new RegExp(
-            `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+            `^${decodeURI(template)
+              .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+              .replace(/\{[^}]+\}/g, '[^/]+')}$`,
           ),
           responses: (operation as OpenAPIV3.OperationObject).responses,
         })),
@@ -114,7 +128,10 @@ export class OpenApiContract {
   /** Every way the response differs from the document (empty when it matches). */
   mismatches(method: string, url: URL, response: ObservedResponse): string[] {
     const path = decodedPath(url);
-    const operation = this.operations.find((op) => op.method === method && op.pattern.test(path));
+    const find = (candidate: string) =>
+      this.operations.find((op) => op.method === method && op.pattern.test(candidate));
+    // Mixed spellings (`/v1/conversations/{id}/wiadomości`) are served but documented canonically.
+    const operation = find(path) ?? find(canonicalSpelling(path));
     if (!operation) return [`${method} ${path} is not in the OpenAPI document`];
     const documented = operation.responses[String(response.status)] ?? operation.responses.default;
     if (!documented) {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
 /**
@@ -21,4 +22,16 @@ export function databaseUrlFor(runId: string): string {
 
 export function amqpUrlFor(runId: string): string {
   return `${AMQP_BASE_URL.replace(/\/$/, '')}/${runId}`;
+}
+
+/** A RabbitMQ virtual host of its own (the guest user may use it), so nobody else's consumers see its queues. */
+export function createVhost(name: string): void {
+  execFileSync('rabbitmqctl', ['-q', 'add_vhost', name], { stdio: 'ignore' });
+  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'], {
+    stdio: 'ignore',
+  });
+}
+
+export function deleteVhost(name: string): void {
+  execFileSync('rabbitmqctl', ['-q', 'delete_vhost', name], { stdio: 'ignore' });
 }

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { ConversationsConfig } from '@app/config';
 import {
+  AnalyticsRpc,
+  ConversationRpc,
   CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
   CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
   CONVERSATIONS_RPC_QUEUE,
@@ -27,6 +29,7 @@ export function startConversationsService(
       deadLetterQueue: CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
       presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
     },
+    operations: [ConversationRpc, AnalyticsRpc],
     module: (amqp, registry) => ConversationsAppModule.register(config, logger, amqp, registry),
   });
 }

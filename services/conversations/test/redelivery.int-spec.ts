@@ -4,7 +4,7 @@ import amqp, { Channel, ChannelModel, ConsumeMessage, GetMessage } from 'amqplib
 import {
   CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
   CONVERSATIONS_RPC_QUEUE,
-  ConversationPatterns,
+  ConversationRpc,
   RpcReply,
   RpcRequest,
 } from '@app/contracts';
@@ -154,7 +154,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   });
 
   async function createConversation(): Promise<string> {
-    const { body } = await probe.call(request(ConversationPatterns.create, { subject: 'rpc' }));
+    const { body } = await probe.call(request(ConversationRpc.create.pattern, { subject: 'rpc' }));
     expect(body.ok).toBe(true);
     return (body as { data: { id: string } }).data.id;
   }
@@ -176,7 +176,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   it('replies on the reply address with the request correlation id, as JSON', async () => {
     const correlationId = randomUUID();
     const reply = await probe.call(
-      request(ConversationPatterns.list, { limit: 1, offset: 0 }),
+      request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }),
       correlationId,
     );
     expect(reply.message.properties.correlationId).toBe(correlationId);
@@ -186,7 +186,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('the same send-message command twice creates one message, and both replies are identical', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, {
+    const command = request(ConversationRpc.sendMessage.pattern, {
       conversationId,
       content: 'only once',
       sender: 'visitor',
@@ -217,7 +217,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('the same command arriving concurrently (10 copies) is applied once; every reply is the same', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, {
+    const command = request(ConversationRpc.sendMessage.pattern, {
       conversationId,
       content: 'racing',
       sender: 'agent',
@@ -233,7 +233,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   });
 
   it('a duplicated create is applied once (one conversation, one conversation.started)', async () => {
-    const command = request(ConversationPatterns.create, { subject: `dup-${randomUUID()}` });
+    const command = request(ConversationRpc.create.pattern, { subject: `dup-${randomUUID()}` });
     const replies = await Promise.all([probe.call(command), probe.call(command), probe.call(command)]);
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
@@ -247,7 +247,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('duplicated leads are applied once', async () => {
     const conversationId = await createConversation();
-    const lead = request(ConversationPatterns.captureLead, { conversationId, email: 'dup@example.com' });
+    const lead = request(ConversationRpc.captureLead.pattern, { conversationId, email: 'dup@example.com' });
     const replies = await Promise.all([probe.call(lead), probe.call(lead), probe.call(lead)]);
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
@@ -263,11 +263,11 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('a status change replayed after later changes is not applied again: the stored reply comes back', async () => {
     const conversationId = await createConversation();
-    const close = request(ConversationPatterns.changeStatus, { conversationId, status: 'closed' });
+    const close = request(ConversationRpc.changeStatus.pattern, { conversationId, status: 'closed' });
     const first = await probe.call(close);
     expect(first.body).toMatchObject({ ok: true, data: { status: 'closed' } });
     const reopen = await probe.call(
-      request(ConversationPatterns.changeStatus, { conversationId, status: 'active' }),
+      request(ConversationRpc.changeStatus.pattern, { conversationId, status: 'active' }),
     );
     expect(reopen.body).toMatchObject({ ok: true, data: { status: 'active' } });
 
@@ -287,7 +287,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('a command redelivered by the broker (redelivered flag set) after it was applied is answered from the stored reply', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, {
+    const command = request(ConversationRpc.sendMessage.pattern, {
       conversationId,
       content: 'redelivered',
       sender: 'visitor',
@@ -330,7 +330,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('a command redelivered before it was ever applied is applied exactly once', async () => {
     const conversationId = await createConversation();
-    const command = request(ConversationPatterns.sendMessage, {
+    const command = request(ConversationRpc.sendMessage.pattern, {
       conversationId,
       content: 'first time redelivered',
       sender: 'agent',
@@ -381,12 +381,12 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     it.each([
       ['not JSON', (marker: string) => `this is { not json ${marker}`],
       ['a JSON string', (marker: string) => JSON.stringify(`just a string ${marker}`)],
-      ['a JSON array', (marker: string) => JSON.stringify([ConversationPatterns.list, marker])],
+      ['a JSON array', (marker: string) => JSON.stringify([ConversationRpc.list.pattern, marker])],
       [
         'an envelope without commandId',
         (marker: string) =>
           JSON.stringify({
-            pattern: ConversationPatterns.list,
+            pattern: ConversationRpc.list.pattern,
             requestId: marker,
             accountId: randomUUID(),
             data: { limit: 1, offset: 0 },
@@ -396,7 +396,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
         'an envelope with an empty accountId',
         (marker: string) =>
           JSON.stringify({
-            pattern: ConversationPatterns.list,
+            pattern: ConversationRpc.list.pattern,
             commandId: marker,
             requestId: marker,
             accountId: '',
@@ -411,7 +411,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
         correlationId: marker,
       });
 
-      const next = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }));
+      const next = await probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }));
       expect(next.body.ok).toBe(true);
 
       const dead = await deadLettered(marker);
@@ -429,7 +429,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       const calls: Array<Promise<Reply>> = [];
       for (const marker of markers) {
         probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, Buffer.from(`<<${marker}>>`));
-        calls.push(probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 })));
+        calls.push(probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 })));
       }
       const replies = await Promise.all(calls);
       expect(replies.map((r) => r.body.ok)).toEqual(Array(5).fill(true));
@@ -443,7 +443,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       request('conversations.delete-everything', { conversationId: randomUUID() }),
     );
     expect(reply.body).toEqual({ ok: false, error: { code: 'internal_error', detail: expect.any(String) } });
-    const next = await probe.call(request(ConversationPatterns.list, { limit: 1, offset: 0 }));
+    const next = await probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }));
     expect(next.body.ok).toBe(true);
     await expectRpcQueueDrained();
   });
@@ -457,58 +457,58 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     const cases: Array<[string, string, () => unknown, string[]]> = [
       [
         'empty content and unknown sender',
-        ConversationPatterns.sendMessage,
+        ConversationRpc.sendMessage.pattern,
         () => ({ conversationId, content: '', sender: 'robot' }),
         ['content', 'sender'],
       ],
       [
         'content over 10000 characters',
-        ConversationPatterns.sendMessage,
+        ConversationRpc.sendMessage.pattern,
         () => ({ conversationId, content: 'x'.repeat(10_001), sender: 'agent' }),
         ['content'],
       ],
       [
         'content of the wrong type',
-        ConversationPatterns.sendMessage,
+        ConversationRpc.sendMessage.pattern,
         () => ({ conversationId, content: 42, sender: 'agent' }),
         ['content'],
       ],
       [
         'a non-canonical status',
-        ConversationPatterns.changeStatus,
+        ConversationRpc.changeStatus.pattern,
         () => ({ conversationId, status: 'aktif' }),
         ['status'],
       ],
       [
         'a lead without email or phone',
-        ConversationPatterns.captureLead,
+        ConversationRpc.captureLead.pattern,
         () => ({ conversationId, name: 'x' }),
-        ['body'],
+        ['email'],
       ],
       [
         'a lead with a bad email',
-        ConversationPatterns.captureLead,
+        ConversationRpc.captureLead.pattern,
         () => ({ conversationId, email: 'nope' }),
         ['email'],
       ],
-      ['create with status closed', ConversationPatterns.create, () => ({ status: 'closed' }), ['status']],
+      ['create with status closed', ConversationRpc.create.pattern, () => ({ status: 'closed' }), ['status']],
       [
         'create with a bad first message',
-        ConversationPatterns.create,
+        ConversationRpc.create.pattern,
         () => ({ message: { content: 'hi' } }),
         ['message.sender'],
       ],
       [
         'create with metadata that is not an object',
-        ConversationPatterns.create,
+        ConversationRpc.create.pattern,
         () => ({ metadata: [1, 2] }),
         ['metadata'],
       ],
-      ['create without a payload', ConversationPatterns.create, () => undefined, ['body']],
-      ['list with limit 0', ConversationPatterns.list, () => ({ limit: 0, offset: 0 }), ['limit']],
+      ['create without a payload', ConversationRpc.create.pattern, () => undefined, ['body']],
+      ['list with limit 0', ConversationRpc.list.pattern, () => ({ limit: 0, offset: 0 }), ['limit']],
       [
         'list with a negative offset and an unknown status',
-        ConversationPatterns.list,
+        ConversationRpc.list.pattern,
         () => ({ limit: 5, offset: -1, status: 'open' }),
         ['offset', 'status'],
       ],
@@ -537,17 +537,17 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     it.each([
       [
         'a NUL character in message content',
-        ConversationPatterns.sendMessage,
+        ConversationRpc.sendMessage.pattern,
         () => ({ conversationId, content: 'a\u0000b', sender: 'agent' }),
       ],
       [
         'a NUL character in metadata',
-        ConversationPatterns.create,
+        ConversationRpc.create.pattern,
         () => ({ metadata: { note: 'a\u0000b' } }),
       ],
       [
         'an unpaired surrogate in metadata',
-        ConversationPatterns.create,
+        ConversationRpc.create.pattern,
         () => ({ metadata: { note: 'bad \ud800 text' } }),
       ],
     ])(
@@ -561,13 +561,20 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
     it('a non-UUID conversation id is not_found, as over HTTP', async () => {
       const reply = await probe.call(
-        request(ConversationPatterns.sendMessage, { conversationId: 'nope', content: 'x', sender: 'agent' }),
+        request(ConversationRpc.sendMessage.pattern, {
+          conversationId: 'nope',
+          content: 'x',
+          sender: 'agent',
+        }),
       );
       expect(reply.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
     });
 
     it('another account cannot reach the conversation: not_found', async () => {
-      const foreign = { ...request(ConversationPatterns.get, { conversationId }), accountId: randomUUID() };
+      const foreign = {
+        ...request(ConversationRpc.get.pattern, { conversationId }),
+        accountId: randomUUID(),
+      };
       const reply = await probe.call(foreign);
       expect(reply.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
     });

@@ -16,23 +16,20 @@ import {
 import { RpcClient, RpcClientMetrics } from '@app/messaging';
 import { OPS_CONTROLLERS, OPS_TERMINUS } from '@app/observability';
 import { AccountsRepository } from './accounts/accounts.repository';
-import { AnalyticsClient } from './analytics/analytics.client';
 import { AnalyticsController } from './analytics/analytics.controller';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
-import { ConversationsClient } from './conversations/conversations.client';
 import { ConversationsController } from './conversations/conversations.controller';
 import { gatewayDataSourceOptions } from './data-source';
 import { GATEWAY_CONFIG } from './gateway-config.token';
 import { gatewayReadiness } from './health/gateway-readiness';
 import { DrainState } from './http/connection-drain';
-import { requestLoggingModule } from './http/request-logging';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyRetentionJob } from './idempotency/idempotency-retention.job';
 import { RateLimitMetrics } from './rate-limit/rate-limit-metrics';
 import { RateLimits } from './rate-limit/rate-limits';
 import { REDIS } from './rate-limit/redis-connection';
-import { WEBHOOKS_RPC, WebhooksClient } from './webhooks/webhooks.client';
+import { WEBHOOKS_RPC } from './webhooks/webhooks-rpc.token';
 import { WebhooksController } from './webhooks/webhooks.controller';
 
 @Module({})
@@ -47,11 +44,7 @@ export class GatewayAppModule {
     const rpcMetrics = new RpcClientMetrics(registry);
     return {
       module: GatewayAppModule,
-      imports: [
-        TypeOrmModule.forRoot(gatewayDataSourceOptions(config)),
-        requestLoggingModule(logger),
-        OPS_TERMINUS,
-      ],
+      imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), OPS_TERMINUS],
       controllers: [ConversationsController, AnalyticsController, WebhooksController, ...OPS_CONTROLLERS],
       providers: [
         {
@@ -96,7 +89,6 @@ export class GatewayAppModule {
         { provide: Registry, useValue: registry },
         DrainState,
         gatewayReadiness,
-        ConversationsClient,
         {
           provide: WEBHOOKS_RPC,
           useFactory: () =>
@@ -109,8 +101,6 @@ export class GatewayAppModule {
               metrics: rpcMetrics,
             }),
         },
-        WebhooksClient,
-        AnalyticsClient,
       ],
     };
   }

@@ -12,16 +12,19 @@ import { connectRedis } from './rate-limit/redis-connection';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { GatewayAppModule } from './gateway-app.module';
+import { originForm } from './http/absolute-form';
+import { apiAdmission } from './http/api-admission';
+import { registerApiRoutes, undecodableUrl } from './http/api-routes';
+import { clientErrorHandler } from './http/client-errors';
 import { DrainState, registerConnectionDrain } from './http/connection-drain';
-import { frameworkErrorHandler } from './http/framework-errors';
-import { registerHttpHooks } from './http/http-hooks';
 import { registerHttpMetrics } from './http/http-metrics';
+import { registerJsonBodies } from './http/json-body';
 import { ProblemFilter } from './http/problem.filter';
-import { requestIdFor } from './http/request-id';
-import { trackRepliesForLogging, withRequestLine } from './http/request-logging';
-import { bodyValidationPipe } from './http/validation';
-import { setUpOpenApi } from './openapi';
-import { WEBHOOKS_RPC } from './webhooks/webhooks.client';
+import { registerRequestIdHeader, requestIdFor } from './http/request-id';
+import { registerRequestLog, withRequestLine } from './http/request-logging';
+import { registerSchemaValidation } from './http/validation';
+import { serveOpenApi } from './openapi/serve-openapi';
+import { WEBHOOKS_RPC } from './webhooks/webhooks-rpc.token';
 
 export interface RunningGateway {
   app: NestFastifyApplication;
@@ -50,16 +53,20 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   for (const client of [redis, subscriber]) {
     client.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis connection error'));
   }
-  let authenticator: ApiKeyAuthenticator | undefined;
+  let admission: ReturnType<typeof apiAdmission> | undefined;
   const adapter = new FastifyAdapter({
+    rewriteUrl: originForm,
+    clientErrorHandler: clientErrorHandler(logger),
     frameworkErrors: withRequestLine(
       logger,
-      frameworkErrorHandler(() => authenticator),
+      undecodableUrl(() => admission),
     ),
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: requestIdFor,
     logger: false,
-    routerOptions: { maxParamLength: 200 },
+    // Ids of any length reach the handlers, which answer a malformed one with 404 (the URL's own
+    // bound is Node's 16 KiB for the request line and headers).
+    routerOptions: { maxParamLength: 16 * 1024 },
     // While closing, a request already on an open connection is served (RabbitMQ, Postgres and
     // Redis close only after Fastify) and its response closes the connection (connection-drain.ts).
     // Fastify's own 503 for it would be a bare JSON body without problem details or X-Request-Id.
@@ -77,17 +84,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   );
   const apiKeys = app.get(ApiKeyAuthenticator);
-  authenticator = apiKeys;
+  admission = apiAdmission(apiKeys, app.get(RateLimits));
   subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);
   const fastify = app.getHttpAdapter().getInstance();
-  fastify.removeContentTypeParser('text/plain');
-  trackRepliesForLogging(fastify);
-  registerHttpHooks(fastify, apiKeys, app.get(RateLimits));
+  registerRequestIdHeader(fastify);
+  registerRequestLog(fastify, logger);
   registerHttpMetrics(fastify, registry);
+  registerJsonBodies(fastify);
+  registerSchemaValidation(fastify);
+  registerApiRoutes(fastify, admission);
   const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS, app.get(DrainState));
   app.useGlobalFilters(new ProblemFilter(logger));
-  app.useGlobalPipes(bodyValidationPipe());
-  setUpOpenApi(app);
+  serveOpenApi(app);
   await app.get(RpcClient).waitForConnect();
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = fastify.server.address();

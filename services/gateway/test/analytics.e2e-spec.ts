@@ -553,7 +553,10 @@ describe('analytics', () => {
       ['timeseries', 'metric=messages_sent&from=2026-02-01&to=2026-01-31T23:59:59Z', ['from']],
       ['timeseries', 'metric=messages_sent&from=2024-01-01&to=2026-01-01', ['to']],
       ['timeseries', 'metric=messages_sent&to=not-a-date', ['to']],
-      ['timeseries', 'metric=x&interval=y&tz=z&from=w', ['metric', 'interval', 'tz', 'from']],
+      // The parameters' schema first (every problem at once), then the range they name.
+      ['timeseries', 'metric=x&interval=y&tz=z&from=w', ['metric', 'interval']],
+      ['timeseries', 'metric=messages_sent&tz=z&from=w', ['tz', 'from']],
+      ['summary', 'from=2026-01-01&sort=newest', ['sort']],
     ];
 
     it.each(cases)('%s?%s is a 400 naming %j', async (endpoint, params, fields) => {
@@ -634,7 +637,7 @@ describe('analytics', () => {
       });
       for (const op of [summaryOp, seriesOp]) {
         const ok = op.responses['200'].content['application/json'];
-        expect(ok.schema.$ref).toMatch(/^#\/components\/schemas\/Analytics(Summary|Timeseries)Response$/);
+        expect(ok.schema.type).toBe('object');
         expect(ok.example).toBeDefined();
         expect(op.responses['400']).toBeDefined();
         expect(op.security).toEqual([{ bearer: [] }]);

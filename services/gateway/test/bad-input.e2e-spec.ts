@@ -13,6 +13,7 @@ const ONE_MIB = 1024 * 1024;
 const PROBLEM_BASE = 'https://docs.conversations.example/problems/';
 const TITLES: Record<string, string> = {
   validation_failed: 'Request validation failed',
+  headers_too_large: 'Request headers too large',
   invalid_json: 'Malformed JSON body',
   not_found: 'Resource not found',
   route_not_found: 'No such endpoint',
@@ -647,32 +648,35 @@ describe('bad input', () => {
       }
     });
 
-    // Unknown parameters are ignored (services/gateway/src/conversations/list-query.ts): the page is the plain one.
-    const IGNORED = [
-      'foo=%00',
-      'foo=%E0%A4%A',
-      'foo=%ED%A0%80',
-      `foo=${'x'.repeat(10_001)}`,
-      `${'k'.repeat(10_001)}=1`,
-      '%00=1',
-      'status[]=active',
+    // A parameter the endpoint does not know is refused by name (DESIGN.md, "Integrator API"): a
+    // client must never believe a filter applied that did not.
+    const UNKNOWN: Array<[string, string]> = [
+      ['foo=%00', 'foo'],
+      ['foo=%E0%A4%A', 'foo'],
+      ['foo=%ED%A0%80', 'foo'],
+      [`foo=${'x'.repeat(10_001)}`, 'foo'],
+      [`${'k'.repeat(10_001)}=1`, `${'k'.repeat(64)}…`],
+      ['%00=1', '\u0000'],
+      ['status[]=active', 'status[]'],
+      ['sort=newest', 'sort'],
+      ['created_after=2026-01-01', 'created_after'],
     ];
-    it.each(IGNORED)('unknown parameter %s is ignored', async (query) => {
-      const plain = await account.api.get('/v1/conversations?limit=100');
+    it.each(UNKNOWN)('unknown parameter %s is a 400 naming it', async (query, field) => {
       const res = await account.api.get(`/v1/conversations?limit=100&${query}`);
-      expect(res.status).toBe(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(
-        plain.body.data.map((c: { id: string }) => c.id),
-      );
-      expect(res.body.pagination.total).toBe(plain.body.pagination.total);
+      expectValidation(res, '/v1/conversations', field);
+      expect(res.body.errors).toContainEqual({ field, message: 'is not a parameter of this endpoint' });
     });
 
-    // Node's HTTP parser answers these (431, no body) before the API sees them: outside the document.
-    it('a 1 MB query string is refused before routing, without a 5xx', async () => {
+    // Node's HTTP parser answers these before any route (outside the document), as problem details.
+    it('a 1 MB query string is refused before routing: 431 headers_too_large, without a 5xx', async () => {
       const res = await account.api.get(`/v1/conversations?foo=${'x'.repeat(1_000_000)}`, {
         contract: false,
       });
-      expect(res.status).toBe(431);
+      expect({ status: res.status, code: res.body?.code }).toEqual({
+        status: 431,
+        code: 'headers_too_large',
+      });
+      expectProblemShape(res);
     });
   });
 
@@ -734,9 +738,13 @@ describe('bad input', () => {
       expect(res.body.instance).toBe(path(id).split('?')[0].replace('ś', '%C5%9B'));
     });
 
-    it('a 1 MB id is refused before routing, without a 5xx', async () => {
+    it('a 1 MB id is refused before routing: 431 headers_too_large, without a 5xx', async () => {
       const res = await account.api.get(`/v1/conversations/${'a'.repeat(1_000_000)}`, { contract: false });
-      expect(res.status).toBe(431);
+      expect({ status: res.status, code: res.body?.code }).toEqual({
+        status: 431,
+        code: 'headers_too_large',
+      });
+      expectProblemShape(res);
     });
   });
 

@@ -401,24 +401,25 @@ describe('Idempotency-Key', () => {
       account = await stack.createAccount();
     });
 
-    it('a 400 validation error is answered, replayed for the same body, and binds the key to that body', async () => {
+    // As with Stripe: a request refused by validation never started, so it records nothing under
+    // its key; the corrected request may use the same key.
+    it('a 400 validation error binds nothing: the same key then carries the corrected request', async () => {
       const key = newKey();
       const first = await account.api.post('/v1/conversations', { subject: 42 }, withKey(key));
       expectProblem(first, 400, 'validation_failed', '/v1/conversations');
       expect(first.body.errors).toEqual(
         expect.arrayContaining([expect.objectContaining({ field: 'subject' })]),
       );
-
-      expectReplayOf(await account.api.post('/v1/conversations', { subject: 42 }, withKey(key)), first);
-      // DESIGN.md: the key replays its first response; a corrected body needs a new key.
-      expectProblem(
-        await account.api.post('/v1/conversations', { subject: 'fixed' }, withKey(key)),
-        422,
-        'idempotency_key_reused',
-        '/v1/conversations',
-      );
+      const again = await account.api.post('/v1/conversations', { subject: 42 }, withKey(key));
+      expectProblem(again, 400, 'validation_failed', '/v1/conversations');
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
       expect(await conversationCount(account.accountId)).toBe(0);
-      expect(await listTotal(account.api)).toBe(0);
+
+      const fixed = await account.api.post('/v1/conversations', { subject: 'fixed' }, withKey(key));
+      expect(fixed.status).toBe(201);
+      expectReplayOf(await account.api.post('/v1/conversations', { subject: 'fixed' }, withKey(key)), fixed);
+      expect(await conversationCount(account.accountId)).toBe(1);
+      expect(await listTotal(account.api)).toBe(1);
     });
 
     const MALFORMED_KEY = {

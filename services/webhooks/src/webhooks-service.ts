@@ -4,6 +4,7 @@ import {
   WEBHOOKS_RPC_DEAD_LETTER_QUEUE,
   WEBHOOKS_RPC_PRESENCE_EXCHANGE,
   WEBHOOKS_RPC_QUEUE,
+  WebhookRpc,
 } from '@app/contracts';
 import { RunningRpcService, startRpcService } from '@app/messaging';
 import { Dispatcher } from './delivery/dispatcher';
@@ -40,6 +41,7 @@ export function startWebhooksService(
       deadLetterQueue: WEBHOOKS_RPC_DEAD_LETTER_QUEUE,
       presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
     },
+    operations: [WebhookRpc],
     module: (amqp, registry) => WebhooksAppModule.register(config, logger, amqp, registry, options.targets),
     background: (app) => {
       const consumer = app.get(EventConsumer);

@@ -1,49 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import { z } from 'zod';
 import {
-  ANALYTICS_INTERVALS,
-  ANALYTICS_MAX_RANGE_DAYS,
-  ANALYTICS_METRICS,
   AnalyticsRangeQuery,
-  AnalyticsSummaryQuery,
+  AnalyticsRpc,
   AnalyticsSummaryView,
-  AnalyticsTimeseriesQuery,
   AnalyticsTimeseriesView,
-  DAY_MS,
   DurationStats,
-  RpcRequest,
+  rangeErrors,
+  RpcCall,
 } from '@app/contracts';
 import { CONVERSATION_STATUSES } from '@app/dialects';
 import { DomainError } from '@app/errors';
-import { parsePayload } from '../conversations/command-schemas';
 import { AnalyticsRepository } from './analytics.repository';
 import { localIsoString } from './local-iso-string';
-
-/** The gateway resolves every range to UTC instants; checked again here, whoever sent it. */
-const range = {
-  from: z.string().datetime(),
-  to: z.string().datetime(),
-  timeZone: z.string().min(1).max(64),
-};
-/** The gateway's own checks, with the same fields. */
-const withinLimits = (query: { from: string; to: string }, context: z.RefinementCtx) => {
-  const span = Date.parse(query.to) - Date.parse(query.from);
-  if (span < 0) context.addIssue({ code: 'custom', path: ['from'], message: 'must not be after to' });
-  if (span > ANALYTICS_MAX_RANGE_DAYS * DAY_MS) {
-    context.addIssue({
-      code: 'custom',
-      path: ['to'],
-      message: `must be at most ${ANALYTICS_MAX_RANGE_DAYS} days after from`,
-    });
-  }
-};
-
-const schemas = {
-  summary: z.object(range).superRefine(withinLimits),
-  timeseries: z
-    .object({ ...range, metric: z.enum(ANALYTICS_METRICS), interval: z.enum(ANALYTICS_INTERVALS) })
-    .superRefine(withinLimits),
-};
 
 const seconds = (ms: number | undefined) => (ms === undefined ? null : Math.round(ms) / 1000);
 
@@ -55,8 +23,8 @@ function durationStats(row: { count: number; p: [number, number] | null }): Dura
 export class AnalyticsService {
   constructor(private readonly analytics: AnalyticsRepository) {}
 
-  async summary(request: RpcRequest<AnalyticsSummaryQuery>): Promise<AnalyticsSummaryView> {
-    const query = await this.resolveTimeZone(parsePayload(schemas.summary, request.data));
+  async summary(request: RpcCall<typeof AnalyticsRpc.summary>): Promise<AnalyticsSummaryView> {
+    const query = await this.resolveTimeZone(request.data);
     const row = await this.analytics.summary(request.accountId, query);
     const { totals } = row;
     return {
@@ -80,8 +48,8 @@ export class AnalyticsService {
     };
   }
 
-  async timeseries(request: RpcRequest<AnalyticsTimeseriesQuery>): Promise<AnalyticsTimeseriesView> {
-    const query = await this.resolveTimeZone(parsePayload(schemas.timeseries, request.data));
+  async timeseries(request: RpcCall<typeof AnalyticsRpc.timeseries>): Promise<AnalyticsTimeseriesView> {
+    const query = await this.resolveTimeZone(request.data);
     const rows = await this.analytics.timeseries(request.accountId, query, query.interval, query.metric);
     const data = rows.map((row) => ({
       start: localIsoString(Number(row.start_ms), row.offset_seconds),
@@ -104,8 +72,13 @@ export class AnalyticsService {
     };
   }
 
-  /** Time zones are Postgres's (it draws the bucket boundaries), named as it spells them. */
+  /**
+   * The range's limits (the gateway's own, checked again whoever sent it), and the time zone as
+   * Postgres spells it (it draws the bucket boundaries).
+   */
   private async resolveTimeZone<T extends AnalyticsRangeQuery>(query: T): Promise<T> {
+    const errors = rangeErrors(query);
+    if (errors.length > 0) throw DomainError.validation(errors);
     const timeZone = await this.analytics.timeZone(query.timeZone);
     if (!timeZone) throw DomainError.validation([{ field: 'tz', message: 'must be an IANA time zone name' }]);
     return { ...query, timeZone };

@@ -1,40 +1,41 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { ConversationPatterns, RpcRequest } from '@app/contracts';
+import { Payload } from '@nestjs/microservices';
+import { ConversationRpc, RpcCall } from '@app/contracts';
+import { HandlesRpc } from '@app/messaging';
 import { ConversationsService } from './conversations.service';
 
-/** RPC entry points: one call into the service each. */
+/** RPC entry points (commands already validated by the RpcServer): one call into the service each. */
 @Controller()
 export class ConversationsHandler {
   constructor(private readonly service: ConversationsService) {}
 
-  @MessagePattern(ConversationPatterns.list)
-  list(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(ConversationRpc.list)
+  list(@Payload() request: RpcCall<typeof ConversationRpc.list>) {
     return this.service.list(request);
   }
 
-  @MessagePattern(ConversationPatterns.get)
-  get(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(ConversationRpc.get)
+  get(@Payload() request: RpcCall<typeof ConversationRpc.get>) {
     return this.service.get(request);
   }
 
-  @MessagePattern(ConversationPatterns.create)
-  create(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(ConversationRpc.create)
+  create(@Payload() request: RpcCall<typeof ConversationRpc.create>) {
     return this.service.create(request);
   }
 
-  @MessagePattern(ConversationPatterns.sendMessage)
-  sendMessage(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(ConversationRpc.sendMessage)
+  sendMessage(@Payload() request: RpcCall<typeof ConversationRpc.sendMessage>) {
     return this.service.sendMessage(request);
   }
 
-  @MessagePattern(ConversationPatterns.changeStatus)
-  changeStatus(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(ConversationRpc.changeStatus)
+  changeStatus(@Payload() request: RpcCall<typeof ConversationRpc.changeStatus>) {
     return this.service.changeStatus(request);
   }
 
-  @MessagePattern(ConversationPatterns.captureLead)
-  captureLead(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(ConversationRpc.captureLead)
+  captureLead(@Payload() request: RpcCall<typeof ConversationRpc.captureLead>) {
     return this.service.captureLead(request);
   }
 }

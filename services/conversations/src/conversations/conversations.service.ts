@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import type {
-  CaptureLeadCommand,
-  ChangeStatusCommand,
+import {
   ConversationPage,
+  ConversationRpc,
   ConversationView,
   ConversationWithMessagesView,
-  CreateConversationCommand,
-  GetConversationQuery,
+  isPgSnapshot,
   LeadView,
-  ListConversationsQuery,
   MessageSender,
   MessageView,
   NewMessage,
-  RpcRequest,
-  SendMessageCommand,
+  RpcCall,
 } from '@app/contracts';
 import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
 import { OutboxWriter } from '../outbox/outbox.writer';
-import { commandSchemas, isUuid, parsePayload } from './command-schemas';
 import { toConversationView, toMessageView } from './conversation-row';
 import { ConversationsRepository } from './conversations.repository';
 import { transitionEvent } from './status-transitions';
@@ -39,8 +34,11 @@ export class ConversationsService {
     private readonly commands: CommandLog,
   ) {}
 
-  async list(request: RpcRequest<ListConversationsQuery>): Promise<ConversationPage> {
-    const query = parsePayload(commandSchemas.list, request.data);
+  async list(request: RpcCall<typeof ConversationRpc.list>): Promise<ConversationPage> {
+    const query = request.data;
+    if (query.snapshot !== undefined && !isPgSnapshot(query.snapshot)) {
+      throw DomainError.validation([{ field: 'snapshot', message: 'must be a pg_snapshot' }]);
+    }
     const page = await this.conversations.listPage(request.accountId, query);
     return {
       data: page.rows.map(toConversationView),
@@ -48,18 +46,15 @@ export class ConversationsService {
     };
   }
 
-  async get(request: RpcRequest<GetConversationQuery>): Promise<ConversationWithMessagesView> {
-    if (!isUuid((request.data as Partial<GetConversationQuery>)?.conversationId))
-      throw notFound(request.data?.conversationId);
-    const { conversationId } = parsePayload(commandSchemas.get, request.data);
+  async get(request: RpcCall<typeof ConversationRpc.get>): Promise<ConversationWithMessagesView> {
+    const { conversationId } = request.data;
     const row = await this.conversations.findWithMessages(request.accountId, conversationId);
     if (!row) throw notFound(conversationId);
     return { ...toConversationView(row), messages: row.messages.map(toMessageView) };
   }
 
-  create(request: RpcRequest<CreateConversationCommand>): Promise<ConversationView> {
-    const command = parsePayload(commandSchemas.create, request.data);
-    const { accountId } = request;
+  create(request: RpcCall<typeof ConversationRpc.create>): Promise<ConversationView> {
+    const { data: command, accountId } = request;
     return this.commands.applyOnce(request, async (tx) => {
       const row = await this.conversations.insertConversation(tx, accountId, {
         id: randomUUID(),
@@ -82,11 +77,8 @@ export class ConversationsService {
     });
   }
 
-  sendMessage(request: RpcRequest<SendMessageCommand>): Promise<MessageView> {
-    const { conversationId } = request.data ?? {};
-    if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
-    const command = parsePayload(commandSchemas.sendMessage, request.data);
-    const { accountId } = request;
+  sendMessage(request: RpcCall<typeof ConversationRpc.sendMessage>): Promise<MessageView> {
+    const { data: command, accountId } = request;
     const event = this.outbox.envelope(accountId, command.conversationId, messageEventType(command.sender));
     return this.commands.applyOnceInStatement(request, async () => {
       const saved = await this.conversations.sendMessage(
@@ -107,10 +99,8 @@ export class ConversationsService {
     });
   }
 
-  changeStatus(request: RpcRequest<ChangeStatusCommand>): Promise<ConversationView> {
-    const { conversationId } = request.data ?? {};
-    if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
-    const command = parsePayload(commandSchemas.changeStatus, request.data);
+  changeStatus(request: RpcCall<typeof ConversationRpc.changeStatus>): Promise<ConversationView> {
+    const command = request.data;
     return this.commands.applyOnce(request, async (tx) => {
       const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
       if (!current) throw notFound(command.conversationId);
@@ -134,10 +124,8 @@ export class ConversationsService {
     });
   }
 
-  captureLead(request: RpcRequest<CaptureLeadCommand>): Promise<LeadView> {
-    const { conversationId } = request.data ?? {};
-    if (!isUuid(conversationId)) return Promise.reject(notFound(conversationId));
-    const command = parsePayload(commandSchemas.captureLead, request.data);
+  captureLead(request: RpcCall<typeof ConversationRpc.captureLead>): Promise<LeadView> {
+    const command = request.data;
     return this.commands.applyOnce(request, async (tx) => {
       const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
       if (!current) throw notFound(command.conversationId);

@@ -1,5 +1,15 @@
 import { DomainError } from '@app/errors';
-import { parseInstant, parseSummaryQuery, parseTimeseriesQuery } from './analytics-query';
+import { AnalyticsSummaryParams, AnalyticsTimeseriesParams, parseWith, TObject } from '@app/contracts';
+import { resolveQueryParameters } from '../http/query-parameters';
+import { parseInstant, summaryQuery, timeseriesQuery } from './analytics-query';
+
+type Raw = Record<string, string | string[]>;
+/** What the analytics routes do with a query string: parameters resolved, schema checked, range made. */
+const params = <T extends TObject>(schema: T, raw: Raw) =>
+  parseWith(schema, resolveQueryParameters(raw, schema), 'query');
+const parseSummaryQuery = (raw: Raw, now: number) => summaryQuery(params(AnalyticsSummaryParams, raw), now);
+const parseTimeseriesQuery = (raw: Raw, now: number) =>
+  timeseriesQuery(params(AnalyticsTimeseriesParams, raw), now);
 
 const NOW = Date.parse('2026-11-23T10:00:00.000Z');
 
@@ -106,11 +116,15 @@ describe('analytics query parameters', () => {
     expect(errors).toEqual([{ field, message: expect.stringContaining(message) }]);
   });
 
-  it('lists every problem of a timeseries query at once', () => {
+  it('lists every problem of a timeseries query at once: the schema first, then the range', () => {
     const errors = fieldErrors(() =>
       parseTimeseriesQuery({ metric: 'revenue', interval: 'month', tz: 'Nowhere/City', from: 'x' }, NOW),
     );
-    expect(errors.map((error) => error.field)).toEqual(['metric', 'interval', 'tz', 'from']);
+    expect(errors.map((error) => error.field)).toEqual(['metric', 'interval']);
+    const range = fieldErrors(() =>
+      parseTimeseriesQuery({ metric: 'messages_sent', tz: 'Nowhere/City', from: 'x' }, NOW),
+    );
+    expect(range.map((error) => error.field)).toEqual(['tz', 'from']);
     expect(fieldErrors(() => parseTimeseriesQuery({}, NOW))).toEqual([
       { field: 'metric', message: expect.stringContaining('conversations_started, conversations_closed') },
     ]);

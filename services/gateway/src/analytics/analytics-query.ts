@@ -1,19 +1,14 @@
 import {
   ANALYTICS_DEFAULT_RANGE_DAYS,
-  ANALYTICS_INTERVALS,
-  ANALYTICS_MAX_RANGE_DAYS,
-  ANALYTICS_METRICS,
-  AnalyticsInterval,
-  AnalyticsMetric,
   AnalyticsRangeQuery,
+  AnalyticsSummaryParams,
+  AnalyticsTimeseriesParams,
   AnalyticsTimeseriesQuery,
   DAY_MS,
+  rangeErrors,
 } from '@app/contracts';
 import { DomainError, FieldError } from '@app/errors';
-import { single } from '../conversations/list-query';
 import { isTimeZone, wallClockToInstant } from './zoned-time';
-
-type RawQuery = Record<string, string | string[] | undefined>;
 
 /**
  * ISO 8601 / RFC 3339: a date, or a date and time with an optional offset. A `+` that an
@@ -47,14 +42,16 @@ export function parseInstant(text: string, timeZone: string): number | undefined
   return wallClockToInstant(wallClock, timeZone);
 }
 
-function parseRange(raw: RawQuery, now: number, errors: FieldError[]): AnalyticsRangeQuery {
-  let timeZone = single(raw.tz, 'tz', errors) ?? 'UTC';
+/** The range the parameters name: `from`, `to` (default: the 30 days up to now) in `tz` (default UTC). */
+function resolveRange(params: AnalyticsSummaryParams, now: number): AnalyticsRangeQuery {
+  const errors: FieldError[] = [];
+  let timeZone = params.tz ?? 'UTC';
   if (!isTimeZone(timeZone)) {
     errors.push({ field: 'tz', message: 'must be an IANA time zone name such as Europe/Warsaw or UTC' });
     timeZone = 'UTC';
   }
   const instant = (field: 'from' | 'to') => {
-    const text = single(raw[field], field, errors);
+    const text = params[field];
     if (text === undefined) return undefined;
     const value = parseInstant(text, timeZone);
     if (value === undefined) errors.push({ field, message: INSTANT_MESSAGE });
@@ -63,30 +60,22 @@ function parseRange(raw: RawQuery, now: number, errors: FieldError[]): Analytics
   const givenFrom = instant('from');
   const to = instant('to') ?? now;
   const from = givenFrom ?? to - ANALYTICS_DEFAULT_RANGE_DAYS * DAY_MS;
-  if (from > to) errors.push({ field: 'from', message: 'must not be after to' });
-  if (to - from > ANALYTICS_MAX_RANGE_DAYS * DAY_MS) {
-    errors.push({ field: 'to', message: `must be at most ${ANALYTICS_MAX_RANGE_DAYS} days after from` });
-  }
   if (errors.length > 0) throw DomainError.validation(errors);
-  return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), timeZone };
+  const range = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), timeZone };
+  const limits = rangeErrors(range);
+  if (limits.length > 0) throw DomainError.validation(limits);
+  return range;
 }
 
-/** `from`, `to` (default: the 30 days up to now) and `tz` (default UTC). */
-export function parseSummaryQuery(raw: RawQuery, now = Date.now()): AnalyticsRangeQuery {
-  return parseRange(raw, now, []);
+export function summaryQuery(params: AnalyticsSummaryParams, now = Date.now()): AnalyticsRangeQuery {
+  return resolveRange(params, now);
 }
 
 /** The range, plus `metric` (required) and `interval` (default day). */
-export function parseTimeseriesQuery(raw: RawQuery, now = Date.now()): AnalyticsTimeseriesQuery {
-  const errors: FieldError[] = [];
-  const metric = single(raw.metric, 'metric', errors);
-  if (!ANALYTICS_METRICS.includes(metric as AnalyticsMetric)) {
-    errors.push({ field: 'metric', message: `must be one of: ${ANALYTICS_METRICS.join(', ')}` });
-  }
-  const interval = single(raw.interval, 'interval', errors) ?? 'day';
-  if (!ANALYTICS_INTERVALS.includes(interval as AnalyticsInterval)) {
-    errors.push({ field: 'interval', message: `must be one of: ${ANALYTICS_INTERVALS.join(', ')}` });
-  }
-  const range = parseRange(raw, now, errors);
-  return { ...range, metric: metric as AnalyticsMetric, interval: interval as AnalyticsInterval };
+export function timeseriesQuery(
+  params: AnalyticsTimeseriesParams,
+  now = Date.now(),
+): AnalyticsTimeseriesQuery {
+  const { metric, interval = 'day', ...range } = params;
+  return { ...resolveRange(range, now), metric, interval };
 }

@@ -1,7 +1,20 @@
+import { ListConversationsParams, PAGE_SIZE, parseWith } from '@app/contracts';
+import { LIST_QUERY_ALIASES } from '@app/dialects';
 import { DomainError } from '@app/errors';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, parseListQuery } from './list-query';
+import { resolveQueryParameters } from '../http/query-parameters';
+import { listCommand } from './list-query';
 
-type Raw = Parameters<typeof parseListQuery>[0];
+type Raw = Record<string, string | string[]>;
+
+/** What the list route does with a query string: spellings resolved, schema checked, command made. */
+const parseListQuery = (raw: Raw) =>
+  listCommand(
+    parseWith(
+      ListConversationsParams,
+      resolveQueryParameters(raw, ListConversationsParams, LIST_QUERY_ALIASES),
+      'query',
+    ),
+  );
 
 function rejected(raw: Raw): DomainError {
   try {
@@ -18,10 +31,9 @@ function rejected(raw: Raw): DomainError {
 
 const fields = (error: DomainError) => (error.errors ?? []).map((e) => e.field).sort();
 
-describe('parseListQuery', () => {
+describe('the list query (spellings, schema, command)', () => {
   it('defaults to limit 20, offset 0 and no status filter', () => {
-    expect(DEFAULT_PAGE_SIZE).toBe(20);
-    expect(MAX_PAGE_SIZE).toBe(100);
+    expect(PAGE_SIZE).toEqual({ default: 20, max: 100 });
     expect(parseListQuery({})).toEqual({ limit: 20, offset: 0 });
   });
 
@@ -134,17 +146,21 @@ describe('parseListQuery', () => {
 
     it('is a 400 with different values', () => {
       expect(fields(rejected({ limit: ['5', '6'] }))).toEqual(['limit']);
-      expect(fields(rejected({ stan: ['aktywne', 'zamknięte'] }))).toEqual(['stan']);
+      expect(fields(rejected({ stan: ['aktywne', 'zamknięte'] }))).toEqual(['status']);
     });
   });
 
   it('reports every bad parameter at once', () => {
-    const error = rejected({ limit: '0', offset: '-5', status: 'nope', snapshot: 'yesterday' });
-    expect(fields(error)).toEqual(['limit', 'offset', 'snapshot', 'status']);
+    const error = rejected({ limit: '0', offset: '-5', status: 'nope', foo: 'bar' });
+    expect(fields(error)).toEqual(['foo', 'limit', 'offset', 'status']);
   });
 
-  it('ignores unknown parameters', () => {
-    expect(parseListQuery({ foo: 'bar', page: '2', limit: '3' })).toEqual({ limit: 3, offset: 0 });
+  it('refuses unknown parameters by name (DESIGN.md, "Integrator API")', () => {
+    const error = rejected({ foo: 'bar', page: '2', limit: '3' });
+    expect(error.errors).toEqual([
+      { field: 'foo', message: 'is not a parameter of this endpoint' },
+      { field: 'page', message: 'is not a parameter of this endpoint' },
+    ]);
   });
 
   describe('snapshot (an opaque token: a base64url pg_snapshot)', () => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { routeTemplate } from './api-routes';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { LATENCY_BUCKETS, METRIC_PREFIX } from '@app/observability';
 
@@ -25,7 +26,7 @@ export function registerHttpMetrics(fastify: FastifyInstance, registry: Registry
   fastify.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
+      route: routeTemplate(request),
       status: reply.statusCode,
     };
     requests.inc(labels);

@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import type { RpcCallContext } from '@app/contracts';
 import { Dialect, negotiateDialect } from '@app/dialects';
 import type { Principal } from '../auth/api-key-authenticator';
 
@@ -13,11 +14,7 @@ declare module 'fastify' {
 }
 
 /** What a handler needs to forward a request: who asks, the request id, the command id. */
-export interface CallContext {
-  accountId: string;
-  requestId: string;
-  commandId?: string;
-}
+export type CallContext = RpcCallContext;
 
 export const Call = createParamDecorator((_: unknown, context: ExecutionContext): CallContext => {
   const request = context.switchToHttp().getRequest<FastifyRequest>();

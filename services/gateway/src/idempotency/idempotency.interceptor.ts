@@ -3,6 +3,7 @@ import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { from, lastValueFrom, Observable } from 'rxjs';
+import { isStorableText } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { problemFor } from '../http/problem.filter';
 import { commandIdFor, hashBody } from './canonical-json';
@@ -95,7 +96,9 @@ function replayOrConflict(
 function decodePath(url: string): string {
   const path = url.split('?')[0];
   try {
-    return decodeURIComponent(path);
+    const decoded = decodeURIComponent(path);
+    // A NUL or lone surrogate cannot be stored in Postgres text: such a path is kept as sent.
+    return isStorableText(decoded) ? decoded : path;
   } catch {
     return path;
   }

@@ -1,240 +1,145 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Inject, Param, Query } from '@nestjs/common';
 import {
-  ApiAcceptedResponse,
-  ApiBearerAuth,
-  ApiCreatedResponse,
-  ApiHeader,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiQuery,
-  ApiTags,
-} from '@nestjs/swagger';
-import { DELIVERY_STATUSES } from '@app/contracts';
-import type { Dialect } from '@app/dialects';
-import { DomainError } from '@app/errors';
-import { ApiProblems } from '../http/api-problems.decorator';
+  ALL_EVENTS,
+  CreateWebhookBody,
+  DeliveryId,
+  ListDeliveriesParams,
+  ListWebhooksParams,
+  PAGE_SIZE,
+  parseWith,
+  type Static,
+  type SubscribedEvent,
+  UpdateWebhookBody,
+  WebhookId,
+  WebhookRpc,
+} from '@app/contracts';
+import { type Dialect, parseEventType } from '@app/dialects';
+import { RpcClient } from '@app/messaging';
+import { ApiEndpoint } from '../http/endpoint';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
-import { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook-bodies.dto';
-import {
-  DeliveryListResponse,
-  DeliveryResponse,
-  DeliveryWithAttemptsResponse,
-  WebhookListResponse,
-  WebhookResponse,
-  WebhookWithSecretResponse,
-} from './dto/webhook-responses.dto';
 import { presentDelivery, presentWebhook } from './webhook-presenter';
-import { parseDeliveriesQuery, parseEventNames, parsePage } from './webhook-query';
-import { WebhooksClient } from './webhooks.client';
+import { WebhookEndpoints } from './webhooks.endpoints';
+import { WEBHOOKS_RPC } from './webhooks-rpc.token';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const IDEMPOTENCY_HEADER = {
-  name: 'Idempotency-Key',
-  required: false,
-  description:
-    'Retry-safe key (up to 255 printable ASCII characters); the first response is replayed for 24 h.',
-};
-const ID_PARAM = { name: 'id', format: 'uuid', description: 'Webhook (subscription) id.' };
-const DELIVERY_PARAM = { name: 'deliveryId', format: 'uuid', description: 'Delivery id.' };
-const BODY_PROBLEMS = [
-  'validation_failed',
-  'invalid_json',
-  'payload_too_large',
-  'unsupported_media_type',
-] as const;
-const POST_PROBLEMS = [...BODY_PROBLEMS, 'idempotency_key_reused', 'idempotency_key_in_use'] as const;
+/** Path ids that are not UUIDs name nothing: a 404 like an unknown id, after the body's 400s. */
+const webhookId = (id: string) => parseWith(WebhookId, id, 'id').toLowerCase();
+const deliveryRef = (id: string, deliveryId: string) => ({
+  webhookId: webhookId(id),
+  deliveryId: parseWith(DeliveryId, deliveryId, 'deliveryId').toLowerCase(),
+});
 
-/** A malformed id names nothing: a 404 like an unknown or another account's id, never a 400. */
-function id(value: string, what: 'Webhook' | 'Delivery'): string {
-  if (!UUID.test(value)) throw new DomainError('not_found', `${what} ${value.slice(0, 64)} was not found.`);
-  return value.toLowerCase();
-}
+/** Event names the schema accepted, in any dialect, as canonical types (or `*`). */
+const canonicalEvents = (names: string[]): SubscribedEvent[] =>
+  names.map((name) => (name.trim() === ALL_EVENTS ? ALL_EVENTS : parseEventType(name)!));
 
-@ApiTags('webhooks')
-@ApiBearerAuth()
-@Controller('v1/webhooks')
+const page = (query: { limit?: number; offset?: number }) => ({
+  limit: query.limit ?? PAGE_SIZE.default,
+  offset: query.offset ?? 0,
+});
+
+/** Webhook subscriptions: each handler translates dialects and makes one call to the webhooks service. */
+@Controller()
 export class WebhooksController {
-  constructor(private readonly webhooks: WebhooksClient) {}
+  constructor(@Inject(WEBHOOKS_RPC) private readonly rpc: RpcClient) {}
 
-  @Post()
-  @HttpCode(201)
-  @ApiOperation({
-    summary: 'Subscribe an endpoint to events; the answer carries the signing secret, shown only now',
-  })
-  @ApiHeader(IDEMPOTENCY_HEADER)
-  @ApiCreatedResponse({ type: WebhookWithSecretResponse })
-  @ApiProblems(...POST_PROBLEMS)
-  async create(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Body() body: CreateWebhookDto) {
-    const created = await this.webhooks.create(call, {
-      url: body.url,
-      events: parseEventNames(body.events),
-      ...(body.dialect && { dialect: body.dialect }),
-      ...(body.description !== undefined && { description: body.description }),
-      ...(body.status && { status: body.status }),
-    });
-    return presentWebhook(created, dialect);
+  @ApiEndpoint(WebhookEndpoints.create)
+  async create(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @Body() body: Static<typeof CreateWebhookBody>,
+  ) {
+    const command = { ...body, events: canonicalEvents(body.events) };
+    return presentWebhook(await this.rpc.call(WebhookRpc.create, call, command), dialect);
   }
 
-  @Get()
-  @ApiOperation({ summary: 'List webhooks, newest first' })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    description: 'Page size 1..100 (alias `had`).',
-    schema: { type: 'integer', default: 20 },
-  })
-  @ApiQuery({
-    name: 'offset',
-    required: false,
-    description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).',
-    schema: { type: 'integer', default: 0 },
-  })
-  @ApiOkResponse({ type: WebhookListResponse })
-  @ApiProblems('validation_failed')
+  @ApiEndpoint(WebhookEndpoints.list)
   async list(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Query() query: Record<string, string | string[]>,
+    @Query() query: Static<typeof ListWebhooksParams>,
   ) {
-    const page = await this.webhooks.list(call, parsePage(query));
-    return { data: page.data.map((view) => presentWebhook(view, dialect)), pagination: page.pagination };
+    const found = await this.rpc.call(WebhookRpc.list, call, page(query));
+    return { data: found.data.map((view) => presentWebhook(view, dialect)), pagination: found.pagination };
   }
 
-  @Get(':id')
-  @ApiOperation({ summary: 'Get one webhook (without its secret)' })
-  @ApiParam(ID_PARAM)
-  @ApiOkResponse({ type: WebhookResponse })
-  @ApiProblems('not_found')
-  async get(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') webhookId: string) {
-    return presentWebhook(await this.webhooks.get(call, id(webhookId, 'Webhook')), dialect);
+  @ApiEndpoint(WebhookEndpoints.get)
+  async get(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') id: string) {
+    return presentWebhook(await this.rpc.call(WebhookRpc.get, call, { webhookId: webhookId(id) }), dialect);
   }
 
-  @Patch(':id')
-  @ApiOperation({ summary: 'Change url, events, dialect, description or status (enabled, disabled)' })
-  @ApiParam(ID_PARAM)
-  @ApiOkResponse({ type: WebhookResponse })
-  @ApiProblems(...BODY_PROBLEMS, 'not_found')
+  @ApiEndpoint(WebhookEndpoints.update)
   async update(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') webhookId: string,
-    @Body() body: UpdateWebhookDto,
+    @Param('id') id: string,
+    @Body() body: Static<typeof UpdateWebhookBody>,
   ) {
-    const events = body.events && parseEventNames(body.events);
-    const updated = await this.webhooks.update(call, {
-      webhookId: id(webhookId, 'Webhook'),
-      ...(body.url !== undefined && { url: body.url }),
-      ...(events && { events }),
-      ...(body.dialect && { dialect: body.dialect }),
-      ...(body.description !== undefined && { description: body.description }),
-      ...(body.status && { status: body.status }),
-    });
-    return presentWebhook(updated, dialect);
+    const { events, ...changes } = body;
+    const command = {
+      webhookId: webhookId(id),
+      ...changes,
+      ...(events && { events: canonicalEvents(events) }),
+    };
+    return presentWebhook(await this.rpc.call(WebhookRpc.update, call, command), dialect);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a webhook with its delivery log; nothing more is sent to it' })
-  @ApiParam(ID_PARAM)
-  @ApiNoContentResponse({ description: 'Deleted.' })
-  @ApiProblems('not_found')
-  async delete(@Call() call: CallContext, @Param('id') webhookId: string): Promise<void> {
-    await this.webhooks.delete(call, id(webhookId, 'Webhook'));
+  @ApiEndpoint(WebhookEndpoints.delete)
+  async delete(@Call() call: CallContext, @Param('id') id: string): Promise<void> {
+    await this.rpc.call(WebhookRpc.delete, call, { webhookId: webhookId(id) });
   }
 
-  @Post(':id/secret/rotate')
-  @HttpCode(200)
-  @ApiOperation({
-    summary: 'Replace the signing secret; for 24 h deliveries carry a second signature made with the old one',
-  })
-  @ApiParam(ID_PARAM)
-  @ApiHeader(IDEMPOTENCY_HEADER)
-  @ApiOkResponse({ type: WebhookWithSecretResponse })
-  @ApiProblems(...POST_PROBLEMS, 'not_found')
-  async rotateSecret(
-    @Call() call: CallContext,
-    @OutputDialect() dialect: Dialect,
-    @Param('id') webhookId: string,
-  ) {
-    return presentWebhook(await this.webhooks.rotateSecret(call, id(webhookId, 'Webhook')), dialect);
+  @ApiEndpoint(WebhookEndpoints.rotateSecret)
+  async rotateSecret(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') id: string) {
+    return presentWebhook(
+      await this.rpc.call(WebhookRpc.rotateSecret, call, { webhookId: webhookId(id) }),
+      dialect,
+    );
   }
 
-  @Post(':id/test')
-  @HttpCode(202)
-  @ApiOperation({ summary: 'Send a `webhook.test` event to this webhook alone; returns its delivery' })
-  @ApiParam(ID_PARAM)
-  @ApiHeader(IDEMPOTENCY_HEADER)
-  @ApiAcceptedResponse({ type: DeliveryResponse })
-  @ApiProblems(...POST_PROBLEMS, 'not_found', 'webhook_disabled')
-  async test(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') webhookId: string) {
-    return presentDelivery(await this.webhooks.test(call, id(webhookId, 'Webhook')), dialect);
+  @ApiEndpoint(WebhookEndpoints.test)
+  async test(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') id: string) {
+    return presentDelivery(await this.rpc.call(WebhookRpc.test, call, { webhookId: webhookId(id) }), dialect);
   }
 
-  @Get(':id/deliveries')
-  @ApiOperation({ summary: "A webhook's deliveries, newest first" })
-  @ApiParam(ID_PARAM)
-  @ApiQuery({ name: 'status', required: false, enum: DELIVERY_STATUSES })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    description: 'Page size 1..100 (alias `had`).',
-    schema: { type: 'integer', default: 20 },
-  })
-  @ApiQuery({
-    name: 'offset',
-    required: false,
-    description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).',
-    schema: { type: 'integer', default: 0 },
-  })
-  @ApiOkResponse({ type: DeliveryListResponse })
-  @ApiProblems('validation_failed', 'not_found')
+  @ApiEndpoint(WebhookEndpoints.listDeliveries)
   async listDeliveries(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') webhookId: string,
-    @Query() query: Record<string, string | string[]>,
+    @Param('id') id: string,
+    @Query() query: Static<typeof ListDeliveriesParams>,
   ) {
-    const webhook = id(webhookId, 'Webhook');
-    const page = await this.webhooks.listDeliveries(call, {
-      webhookId: webhook,
-      ...parseDeliveriesQuery(query),
-    });
-    return { data: page.data.map((view) => presentDelivery(view, dialect)), pagination: page.pagination };
+    const command = {
+      webhookId: webhookId(id),
+      ...page(query),
+      ...(query.status && { status: query.status }),
+    };
+    const found = await this.rpc.call(WebhookRpc.listDeliveries, call, command);
+    return { data: found.data.map((view) => presentDelivery(view, dialect)), pagination: found.pagination };
   }
 
-  @Get(':id/deliveries/:deliveryId')
-  @ApiOperation({ summary: 'One delivery with every attempt (status code, duration, response body, error)' })
-  @ApiParam(ID_PARAM)
-  @ApiParam(DELIVERY_PARAM)
-  @ApiOkResponse({ type: DeliveryWithAttemptsResponse })
-  @ApiProblems('not_found')
+  @ApiEndpoint(WebhookEndpoints.getDelivery)
   async getDelivery(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') webhookId: string,
+    @Param('id') id: string,
     @Param('deliveryId') deliveryId: string,
   ) {
-    const ref = { webhookId: id(webhookId, 'Webhook'), deliveryId: id(deliveryId, 'Delivery') };
-    return presentDelivery(await this.webhooks.getDelivery(call, ref), dialect);
+    return presentDelivery(
+      await this.rpc.call(WebhookRpc.getDelivery, call, deliveryRef(id, deliveryId)),
+      dialect,
+    );
   }
 
-  @Post(':id/deliveries/:deliveryId/retry')
-  @HttpCode(202)
-  @ApiOperation({ summary: 'Send a finished delivery once more, now, with the same webhook-id' })
-  @ApiParam(ID_PARAM)
-  @ApiParam(DELIVERY_PARAM)
-  @ApiHeader(IDEMPOTENCY_HEADER)
-  @ApiAcceptedResponse({ type: DeliveryResponse })
-  @ApiProblems(...POST_PROBLEMS, 'not_found', 'webhook_disabled', 'delivery_pending')
+  @ApiEndpoint(WebhookEndpoints.retryDelivery)
   async retryDelivery(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') webhookId: string,
+    @Param('id') id: string,
     @Param('deliveryId') deliveryId: string,
   ) {
-    const ref = { webhookId: id(webhookId, 'Webhook'), deliveryId: id(deliveryId, 'Delivery') };
-    return presentDelivery(await this.webhooks.retryDelivery(call, ref), dialect);
+    return presentDelivery(
+      await this.rpc.call(WebhookRpc.retryDelivery, call, deliveryRef(id, deliveryId)),
+      dialect,
+    );
   }
 }

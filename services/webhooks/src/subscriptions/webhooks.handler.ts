@@ -1,60 +1,61 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { RpcRequest, WebhookPatterns } from '@app/contracts';
+import { Payload } from '@nestjs/microservices';
+import { RpcCall, WebhookRpc } from '@app/contracts';
+import { HandlesRpc } from '@app/messaging';
 import { WebhooksService } from './webhooks.service';
 
-/** RPC entry points: one call into the service each. */
+/** RPC entry points (commands already validated by the RpcServer): one call into the service each. */
 @Controller()
 export class WebhooksHandler {
   constructor(private readonly service: WebhooksService) {}
 
-  @MessagePattern(WebhookPatterns.create)
-  create(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.create)
+  create(@Payload() request: RpcCall<typeof WebhookRpc.create>) {
     return this.service.create(request);
   }
 
-  @MessagePattern(WebhookPatterns.list)
-  list(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.list)
+  list(@Payload() request: RpcCall<typeof WebhookRpc.list>) {
     return this.service.list(request);
   }
 
-  @MessagePattern(WebhookPatterns.get)
-  get(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.get)
+  get(@Payload() request: RpcCall<typeof WebhookRpc.get>) {
     return this.service.get(request);
   }
 
-  @MessagePattern(WebhookPatterns.update)
-  update(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.update)
+  update(@Payload() request: RpcCall<typeof WebhookRpc.update>) {
     return this.service.update(request);
   }
 
-  @MessagePattern(WebhookPatterns.delete)
-  delete(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.delete)
+  delete(@Payload() request: RpcCall<typeof WebhookRpc.delete>) {
     return this.service.delete(request);
   }
 
-  @MessagePattern(WebhookPatterns.rotateSecret)
-  rotateSecret(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.rotateSecret)
+  rotateSecret(@Payload() request: RpcCall<typeof WebhookRpc.rotateSecret>) {
     return this.service.rotateSecret(request);
   }
 
-  @MessagePattern(WebhookPatterns.test)
-  test(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.test)
+  test(@Payload() request: RpcCall<typeof WebhookRpc.test>) {
     return this.service.test(request);
   }
 
-  @MessagePattern(WebhookPatterns.listDeliveries)
-  listDeliveries(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.listDeliveries)
+  listDeliveries(@Payload() request: RpcCall<typeof WebhookRpc.listDeliveries>) {
     return this.service.listDeliveries(request);
   }
 
-  @MessagePattern(WebhookPatterns.getDelivery)
-  getDelivery(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.getDelivery)
+  getDelivery(@Payload() request: RpcCall<typeof WebhookRpc.getDelivery>) {
     return this.service.getDelivery(request);
   }
 
-  @MessagePattern(WebhookPatterns.retryDelivery)
-  retryDelivery(@Payload() request: RpcRequest<never>) {
+  @HandlesRpc(WebhookRpc.retryDelivery)
+  retryDelivery(@Payload() request: RpcCall<typeof WebhookRpc.retryDelivery>) {
     return this.service.retryDelivery(request);
   }
 }

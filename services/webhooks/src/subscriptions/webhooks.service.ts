@@ -2,18 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { WebhooksConfig } from '@app/config';
 import {
-  CreateWebhookCommand,
+  ALL_EVENTS,
   DeliveryPage,
-  DeliveryRef,
   DeliveryView,
   DeliveryWithAttemptsView,
-  ListDeliveriesQuery,
-  ListWebhooksQuery,
-  RpcRequest,
-  UpdateWebhookCommand,
+  RpcCall,
   WEBHOOK_TEST_EVENT,
   WebhookPage,
-  WebhookRef,
+  WebhookRpc,
   WebhookView,
   WebhookWithSecretView,
 } from '@app/contracts';
@@ -23,7 +19,6 @@ import { DeliveriesRepository } from '../delivery/deliveries.repository';
 import { newSecret } from '../delivery/signature';
 import { TargetPolicy } from '../delivery/target-policy';
 import { WEBHOOKS_CONFIG } from '../tokens';
-import { commandSchemas, isUuid, normaliseEvents, parsePayload } from './command-schemas';
 import { SubscriptionsRepository, toWebhookView } from './subscriptions.repository';
 
 /** After a rotation the previous secret keeps signing (a second signature) this long, as with Svix. */
@@ -45,8 +40,8 @@ export class WebhooksService {
     @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
   ) {}
 
-  async create(request: RpcRequest<CreateWebhookCommand>): Promise<WebhookWithSecretView> {
-    const command = parsePayload(commandSchemas.create, request.data);
+  async create(request: RpcCall<typeof WebhookRpc.create>): Promise<WebhookWithSecretView> {
+    const command = request.data;
     await this.checkUrl(command.url);
     return this.commands.applyOnce(request, async (tx) => {
       const secret = newSecret();
@@ -63,22 +58,21 @@ export class WebhooksService {
     });
   }
 
-  async list(request: RpcRequest<ListWebhooksQuery>): Promise<WebhookPage> {
-    const { limit, offset } = parsePayload(commandSchemas.list, request.data);
+  async list(request: RpcCall<typeof WebhookRpc.list>): Promise<WebhookPage> {
+    const { limit, offset } = request.data;
     const page = await this.subscriptions.page(request.accountId, limit, offset);
     return { data: page.rows.map(toWebhookView), pagination: { limit, offset, total: page.total } };
   }
 
-  async get(request: RpcRequest<WebhookRef>): Promise<WebhookView> {
-    const { webhookId } = this.ref(request);
+  async get(request: RpcCall<typeof WebhookRpc.get>): Promise<WebhookView> {
+    const { webhookId } = request.data;
     const row = await this.subscriptions.find(request.accountId, webhookId);
     if (!row) throw webhookNotFound(webhookId);
     return toWebhookView(row);
   }
 
-  async update(request: RpcRequest<UpdateWebhookCommand>): Promise<WebhookView> {
-    this.ref(request);
-    const { webhookId, ...changes } = parsePayload(commandSchemas.update, request.data);
+  async update(request: RpcCall<typeof WebhookRpc.update>): Promise<WebhookView> {
+    const { webhookId, ...changes } = request.data;
     if (changes.url !== undefined) await this.checkUrl(changes.url);
     const row = await this.subscriptions.update(request.accountId, webhookId, {
       ...changes,
@@ -88,14 +82,14 @@ export class WebhooksService {
     return toWebhookView(row);
   }
 
-  async delete(request: RpcRequest<WebhookRef>): Promise<null> {
-    const { webhookId } = this.ref(request);
+  async delete(request: RpcCall<typeof WebhookRpc.delete>): Promise<null> {
+    const { webhookId } = request.data;
     if (!(await this.subscriptions.delete(request.accountId, webhookId))) throw webhookNotFound(webhookId);
     return null;
   }
 
-  rotateSecret(request: RpcRequest<WebhookRef>): Promise<WebhookWithSecretView> {
-    const { webhookId } = this.ref(request);
+  rotateSecret(request: RpcCall<typeof WebhookRpc.rotateSecret>): Promise<WebhookWithSecretView> {
+    const { webhookId } = request.data;
     return this.commands.applyOnce(request, async (tx) => {
       const secret = newSecret();
       const row = await this.subscriptions.rotateSecret(
@@ -111,8 +105,8 @@ export class WebhooksService {
   }
 
   /** Sends `webhook.test` to this subscription alone, through the normal delivery path. */
-  test(request: RpcRequest<WebhookRef>): Promise<DeliveryView> {
-    const { webhookId } = this.ref(request);
+  test(request: RpcCall<typeof WebhookRpc.test>): Promise<DeliveryView> {
+    const { webhookId } = request.data;
     return this.commands.applyOnce(request, async (tx) => {
       const row = await this.subscriptions.lock(tx, request.accountId, webhookId);
       if (!row) throw webhookNotFound(webhookId);
@@ -130,9 +124,8 @@ export class WebhooksService {
     });
   }
 
-  async listDeliveries(request: RpcRequest<ListDeliveriesQuery>): Promise<DeliveryPage> {
-    this.ref(request);
-    const query = parsePayload(commandSchemas.listDeliveries, request.data);
+  async listDeliveries(request: RpcCall<typeof WebhookRpc.listDeliveries>): Promise<DeliveryPage> {
+    const query = request.data;
     if (!(await this.subscriptions.find(request.accountId, query.webhookId)))
       throw webhookNotFound(query.webhookId);
     const page = await this.deliveries.page(
@@ -145,8 +138,8 @@ export class WebhooksService {
     return { data: page.rows, pagination: { limit: query.limit, offset: query.offset, total: page.total } };
   }
 
-  async getDelivery(request: RpcRequest<DeliveryRef>): Promise<DeliveryWithAttemptsView> {
-    const { webhookId, deliveryId } = this.deliveryRef(request);
+  async getDelivery(request: RpcCall<typeof WebhookRpc.getDelivery>): Promise<DeliveryWithAttemptsView> {
+    const { webhookId, deliveryId } = request.data;
     const delivery = await this.deliveries.findWithAttempts(request.accountId, webhookId, deliveryId);
     if (!delivery) {
       if (!(await this.subscriptions.find(request.accountId, webhookId))) throw webhookNotFound(webhookId);
@@ -156,8 +149,8 @@ export class WebhooksService {
   }
 
   /** Sends a finished delivery once more, now, with the same `webhook-id`. */
-  retryDelivery(request: RpcRequest<DeliveryRef>): Promise<DeliveryView> {
-    const { webhookId, deliveryId } = this.deliveryRef(request);
+  retryDelivery(request: RpcCall<typeof WebhookRpc.retryDelivery>): Promise<DeliveryView> {
+    const { webhookId, deliveryId } = request.data;
     return this.commands.applyOnce(request, async (tx) => {
       const subscription = await this.subscriptions.lock(tx, request.accountId, webhookId);
       if (!subscription) throw webhookNotFound(webhookId);
@@ -174,24 +167,16 @@ export class WebhooksService {
     });
   }
 
-  /** Any id that is not a UUID names nothing: a 404, like an unknown or another account's id. */
-  private ref(request: RpcRequest<unknown>): { webhookId: string } {
-    const webhookId = (request.data as Partial<WebhookRef> | undefined)?.webhookId;
-    if (!isUuid(webhookId)) throw webhookNotFound(webhookId);
-    return { webhookId: webhookId! };
-  }
-
-  private deliveryRef(request: RpcRequest<unknown>): DeliveryRef {
-    const { webhookId } = this.ref(request);
-    const deliveryId = (request.data as Partial<DeliveryRef>).deliveryId;
-    if (!isUuid(deliveryId)) throw deliveryNotFound(deliveryId);
-    return { webhookId, deliveryId: deliveryId! };
-  }
-
   private async checkUrl(url: string): Promise<void> {
     const problem = await this.targets.problemWith(url);
     if (problem) throw DomainError.validation([{ field: 'url', message: problem }]);
   }
+}
+
+/** `*` covers everything; otherwise each type once, in a stable order. */
+function normaliseEvents<T extends string>(list: T[]): T[] {
+  if (list.includes(ALL_EVENTS as T)) return [ALL_EVENTS as T];
+  return [...new Set(list)].sort();
 }
 
 const disabled = (id: string) =>

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { DomainError } from '@app/errors';
 import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { RateLimits } from '../rate-limit/rate-limits';
@@ -6,21 +6,23 @@ import { secondsUntilSlotFrees, setRateLimitHeaders } from '../rate-limit/rate-l
 import type { LimitDecision } from '../rate-limit/sliding-window-limiter';
 import { sendProblem } from './problem.filter';
 
-const isApiPath = (url: string) => url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
-
 /**
- * Fastify-level hooks, so they run in DESIGN.md's order: authentication in onRequest, before the
- * body is read (401 before 413/415/400); request id on every response. The request's log line is
- * request-logging.ts's.
+ * The first checks of every API request, in DESIGN.md's order: authentication (401), then the
+ * plan's rate limit (429), both before the body is read. It is attached to each API route itself
+ * (api-routes.ts), so no spelling of a URL can reach a handler without it.
  */
-export function registerHttpHooks(
-  fastify: FastifyInstance,
+export function apiAdmission(
   authenticator: ApiKeyAuthenticator,
   rateLimits: RateLimits,
-): void {
-  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('x-request-id', request.id);
-    if (!isApiPath(request.url)) return; // health, metrics and docs: neither authenticated nor limited
+): onRequestAsyncHookHandler {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (authorizationHeaders(request) > 1) {
+      return sendProblem(
+        request,
+        reply,
+        new DomainError('invalid_request', 'Send one Authorization header; this request has several.'),
+      );
+    }
     try {
       request.principal = await authenticator.authenticate(request.headers.authorization);
     } catch (error) {
@@ -41,22 +43,19 @@ export function registerHttpHooks(
       if (!(error instanceof DomainError)) throw error;
       return sendProblem(request, reply, error);
     }
-  });
+  };
+}
 
-  // An absent body is an empty object; a body that is JSON but not an object is refused here,
-  // before DTO validation, with the same 400 shape.
-  fastify.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST' && request.method !== 'PATCH' && request.method !== 'PUT') return;
-    if (request.body === undefined) {
-      request.body = {};
-    } else if (request.body === null || typeof request.body !== 'object' || Array.isArray(request.body)) {
-      return sendProblem(
-        request,
-        reply,
-        DomainError.validation([{ field: 'body', message: 'must be a JSON object' }]),
-      );
-    }
-  });
+/**
+ * Node keeps only the first of repeated Authorization headers, so a second one (another
+ * account's key, say) would go unseen: they are counted in the raw headers.
+ */
+function authorizationHeaders(request: FastifyRequest): number {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') count++;
+  return count;
 }
 
 function overQuota(decision: LimitDecision): DomainError {

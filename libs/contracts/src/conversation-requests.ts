@@ -1,0 +1,80 @@
+import { Type, type SchemaOptions, type Static } from '@sinclair/typebox';
+import { CONVERSATION_STATUSES, type ConversationStatus, DIALECTS, STATUS_NAMES } from '@app/dialects';
+import {
+  EMAIL_OR_PHONE,
+  MAX_OFFSET,
+  MessageInput,
+  newConversationFields,
+  PAGE_SIZE,
+  visitorInputFields,
+} from './conversation-commands';
+import { Integer, Strict } from './schema-types';
+
+/**
+ * The public API's request bodies and query parameters for conversations. Status values may be
+ * spelled in any dialect (DESIGN.md, "Dialects"); the gateway translates them to the canonical
+ * commands of conversation-commands.ts.
+ */
+
+/**
+ * A status in any dialect, case and spacing aside (`Belum  Selesai` is `belum selesai`), limited
+ * to `allowed` (the `x-status-of` keyword of schema-validation.ts).
+ */
+export const StatusInput = (allowed: readonly ConversationStatus[], options: SchemaOptions = {}) =>
+  Type.Unsafe<string>({
+    type: 'string',
+    maxLength: 50,
+    'x-status-of': [...allowed],
+    examples: allowed.flatMap((status) => DIALECTS.map((dialect) => STATUS_NAMES[status][dialect])),
+    ...options,
+  });
+
+export const CreateConversationBody = Strict({
+  ...newConversationFields,
+  status: Type.Optional(
+    StatusInput(['active', 'pending'], {
+      description:
+        'Initial status, in any dialect: active (aktif, aktywne) or pending (belum selesai, w toku). Default active.',
+    }),
+  ),
+});
+export type CreateConversationBody = Static<typeof CreateConversationBody>;
+
+export const SendMessageBody = MessageInput;
+
+export const ChangeStatusBody = Strict({
+  status: StatusInput(CONVERSATION_STATUSES, { description: 'Target status, in any dialect.' }),
+});
+
+export const CaptureLeadBody = Strict(visitorInputFields, {
+  ...EMAIL_OR_PHONE,
+  description: "The visitor's contact details: an email or a phone is required.",
+});
+
+/** `limit` and `offset`, canonical names (their other spellings: LIST_QUERY_ALIASES). */
+export const pageParams = {
+  limit: Type.Optional(
+    Integer(1, PAGE_SIZE.max, { default: PAGE_SIZE.default, description: 'Page size (alias `had`).' }),
+  ),
+  offset: Type.Optional(
+    Integer(0, MAX_OFFSET, {
+      default: 0,
+      description: 'Rows to skip (aliases `mengimbangi`, `przesunięcie`).',
+    }),
+  ),
+};
+
+export const ListConversationsParams = Strict({
+  ...pageParams,
+  status: Type.Optional(
+    StatusInput(CONVERSATION_STATUSES, { description: 'Filter, in any dialect (alias `stan`).' }),
+  ),
+  snapshot: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: '`pagination.snapshot` of the first page: later pages are read as of that moment.',
+    }),
+  ),
+});
+export type ListConversationsParams = Static<typeof ListConversationsParams>;

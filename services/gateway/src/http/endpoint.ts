@@ -1,0 +1,84 @@
+import { applyDecorators, HttpCode, RequestMapping, RequestMethod } from '@nestjs/common';
+import { RouteConfig, RouteSchema } from '@nestjs/platform-fastify';
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { COLLECTION_SEGMENTS, MESSAGES_SEGMENTS } from '@app/dialects';
+import type { ErrorCode } from '@app/errors';
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * One operation of the public API, described once: the route the handler serves, the schemas
+ * Fastify validates and serialises with (compiled at start-up), and everything the OpenAPI
+ * document says about it (openapi/openapi-document.ts builds the document from these).
+ */
+export interface Endpoint {
+  /** OpenAPI operationId, e.g. `listConversations`. */
+  operationId: string;
+  method: Method;
+  /**
+   * Canonical path with `{param}` placeholders, e.g. `/v1/conversations/{id}`. It is also served
+   * in every mix of its segments' other spellings (`/v1/rozmowy/{id}/wiadomości`): pathSpellings.
+   */
+  path: string;
+  tag: 'conversations' | 'webhooks' | 'analytics';
+  summary: string;
+  description?: string;
+  /** Path parameters: name -> description (every one is a UUID; a malformed one is a 404). */
+  pathParams?: Record<string, string>;
+  query?: TObject;
+  /** Other spellings of query parameters (canonical name -> every accepted name, canonical first). */
+  queryAliases?: Readonly<Record<string, readonly string[]>>;
+  body?: TObject;
+  /** Whether a request must have a body (create accepts none: it starts an empty conversation). */
+  bodyRequired?: boolean;
+  /** Accepts `Idempotency-Key` (every POST). */
+  idempotent?: boolean;
+  status: 200 | 201 | 202 | 204;
+  /** The success response's body; none for 204. */
+  response?: TSchema;
+  /** What the operation can answer besides success (those every operation shares are added). */
+  problems: ErrorCode[];
+}
+
+/** The route path as Fastify spells it: `{id}` -> `:id`. */
+export const routePath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+const SEGMENT_SPELLINGS: ReadonlyArray<readonly string[]> = [COLLECTION_SEGMENTS, MESSAGES_SEGMENTS];
+
+/**
+ * Every spelling of a path (DESIGN.md, "Dialects": each rendering is accepted anywhere, mixed
+ * freely): canonical first, the wholly Polish one (interface form B) last.
+ */
+export function pathSpellings(path: string): string[] {
+  return path.split('/').reduce<string[]>(
+    (prefixes, segment, index) => {
+      const spellings = SEGMENT_SPELLINGS.find((names) => names[0] === segment) ?? [segment];
+      return prefixes.flatMap((prefix) =>
+        spellings.map((name) => (index === 0 ? name : `${prefix}/${name}`)),
+      );
+    },
+    [''],
+  );
+}
+
+/** Nest route, status, Fastify schemas and the endpoint itself (for hooks: `request.routeOptions.config.endpoint`). */
+export function ApiEndpoint(endpoint: Endpoint): MethodDecorator {
+  const paths = pathSpellings(endpoint.path).map(routePath);
+  return applyDecorators(
+    RequestMapping({ path: paths, method: RequestMethod[endpoint.method] }),
+    HttpCode(endpoint.status),
+    RouteSchema({
+      ...(endpoint.query && { querystring: endpoint.query }),
+      ...(endpoint.body && { body: endpoint.body }),
+      ...(endpoint.response && { response: { [endpoint.status]: endpoint.response } }),
+    }),
+    RouteConfig({ endpoint }),
+  );
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The API operation a route serves (absent on health, metrics and docs). */
+    endpoint?: Endpoint;
+  }
+}

@@ -1,0 +1,257 @@
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { compileSchema, invalidInput } from '@app/contracts';
+import { DIALECTS } from '@app/dialects';
+import {
+  DomainError,
+  ERROR_CATALOGUE,
+  ErrorCode,
+  PROBLEM_CONTENT_TYPE,
+  ProblemDetailsSchema,
+  toProblem,
+} from '@app/errors';
+import { type Endpoint, pathSpellings } from '../http/endpoint';
+import { responseHeaders } from './response-headers';
+import { exampleOf } from './schema-example';
+
+/**
+ * The OpenAPI 3.1 document, built from the endpoints (http/endpoint.ts) and their contract
+ * schemas, the same objects Fastify validates and serialises with, so document and service
+ * cannot drift. Every operation appears once under its canonical English path; the conversations
+ * operations also under their Polish path (interface form B), tagged apart. Mixed spellings
+ * (`/v1/conversations/{id}/wiadomości`) are served but not listed.
+ */
+
+/** Every operation can answer these, whatever it does. */
+const ALWAYS: ErrorCode[] = [
+  'invalid_request',
+  'unauthorized',
+  'rate_limited',
+  'internal_error',
+  'service_unavailable',
+  'upstream_timeout',
+];
+const POLISH_TAG = 'conversations (Polish paths)';
+const REQUEST_ID_EXAMPLE = '8f14e45f-ceea-467f-a0b6-3c6c9c2b7f10';
+
+/** Schemas as the document shows them: plain JSON (TypeBox's own markers dropped). */
+const plain = (schema: TSchema): Record<string, unknown> =>
+  JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+
+/** A body's schema with a whole example made of its fields' examples. */
+function mediaType(schema: TSchema) {
+  const json = plain(schema);
+  return { schema: json, example: exampleOf(json) };
+}
+
+export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const endpoint of endpoints) {
+    const spellings = pathSpellings(endpoint.path);
+    const polish = spellings[spellings.length - 1];
+    const forms: Array<[string, string, string]> = [[endpoint.path, endpoint.operationId, endpoint.tag]];
+    if (polish !== endpoint.path) forms.push([polish, `${endpoint.operationId}Pl`, POLISH_TAG]);
+    for (const [path, operationId, tag] of forms) {
+      const documented = encodeURI(path).replace(/%7B/g, '{').replace(/%7D/g, '}');
+      paths[documented] = {
+        ...paths[documented],
+        [endpoint.method.toLowerCase()]: operation(endpoint, path, operationId, tag),
+      };
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Conversation Messaging API',
+      version: '1',
+      description: [
+        'Conversations, messages, leads, analytics and webhooks for live chat and chatbots.',
+        'Parameter names and status values are accepted in English, Malay and Polish, and responses follow `Accept-Language` (en, ms, pl), else the path (`/v1/rozmowy` answers in Polish).',
+        'Errors are RFC 9457 problem details with `code` and `request_id`.',
+      ].join(' '),
+    },
+    servers: [{ url: '/' }],
+    tags: [
+      {
+        name: 'conversations',
+        description: "The interface's operations (form A paths: `/v1/conversations`).",
+      },
+      {
+        name: POLISH_TAG,
+        description: "The same operations under the interface's form B paths (`/v1/rozmowy`).",
+      },
+      { name: 'analytics', description: "What happened in the account's conversations." },
+      {
+        name: 'webhooks',
+        description: 'Subscriptions to events, signed deliveries with retries, and their log.',
+      },
+    ],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key: `cms_<key id>_<secret>` (an opaque token).',
+        },
+      },
+      schemas: { Problem: plain(ProblemDetailsSchema) },
+    },
+  };
+}
+
+function operation(endpoint: Endpoint, path: string, operationId: string, tag: string) {
+  return {
+    operationId,
+    tags: [tag],
+    summary: endpoint.summary,
+    ...(endpoint.description && { description: endpoint.description }),
+    security: [{ bearer: [] }],
+    parameters: [
+      ...Object.entries(endpoint.pathParams ?? {}).map(([name, description]) => ({
+        name,
+        in: 'path',
+        required: true,
+        description,
+        schema: { type: 'string', format: 'uuid' },
+      })),
+      ...(endpoint.query ? queryParameters(endpoint.query, endpoint.queryAliases ?? {}) : []),
+      ...(endpoint.idempotent ? [IDEMPOTENCY_KEY] : []),
+      ACCEPT_LANGUAGE,
+    ],
+    ...(endpoint.body && {
+      requestBody: {
+        required: endpoint.bodyRequired ?? false,
+        content: { 'application/json': mediaType(endpoint.body) },
+      },
+    }),
+    responses: {
+      [endpoint.status]: {
+        description: endpoint.summary,
+        headers: responseHeaders(endpoint.method, endpoint.status),
+        ...(endpoint.response && { content: { 'application/json': mediaType(endpoint.response) } }),
+      },
+      ...problemResponses(endpoint, path),
+    },
+  };
+}
+
+/**
+ * Each parameter under its canonical name, with its bounds and default; its other spellings
+ * after it, without a default, so that a client filling in the form sends only what it sets.
+ */
+function queryParameters(query: TObject, aliases: Readonly<Record<string, readonly string[]>>) {
+  const required = new Set(query.required ?? []);
+  return Object.entries(query.properties).flatMap(([name, property]) => {
+    const { description, ...schema } = plain(property);
+    const canonical = {
+      name,
+      in: 'query',
+      required: required.has(name),
+      ...(description ? { description } : {}),
+      schema,
+    };
+    const { default: _default, ...aliasSchema } = schema;
+    const others = (aliases[name] ?? []).slice(1).map((alias) => ({
+      name: alias,
+      in: 'query',
+      required: false,
+      description: `\`${name}\` in another dialect.`,
+      schema: aliasSchema,
+    }));
+    return [canonical, ...others];
+  });
+}
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Retry-safe key (1 to 255 printable ASCII characters): the first response to the same key, path and body is replayed for 24 h.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
+const ACCEPT_LANGUAGE = {
+  name: 'Accept-Language',
+  in: 'header',
+  required: false,
+  description:
+    'Output dialect of status values and event names: `en`, `ms` or `pl` (q-values honoured). Without it: `pl` under `/v1/rozmowy`, else `en`.',
+  schema: { type: 'string', enum: [...DIALECTS] },
+};
+
+/** Problem details by status, each code with an example (a real answer of this operation's validator where it has one). */
+function problemResponses(endpoint: Endpoint, path: string): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set([...endpoint.problems, ...ALWAYS])) {
+    const { status } = ERROR_CATALOGUE[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const instance = path
+    .replace(/\{id\}/, '0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b')
+    .replace(/\{deliveryId\}/, '9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b');
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [
+      String(status),
+      {
+        description: `Problem details; code ${codes.map((code) => `\`${code}\``).join(' or ')}.`,
+        headers: responseHeaders(endpoint.method, status),
+        content: {
+          [PROBLEM_CONTENT_TYPE]: {
+            schema: { $ref: '#/components/schemas/Problem' },
+            examples: Object.fromEntries(
+              codes.map((code) => [
+                code,
+                {
+                  summary: code,
+                  value: toProblem(exampleError(code, endpoint), REQUEST_ID_EXAMPLE, encodeURI(instance)),
+                },
+              ]),
+            ),
+          },
+        },
+      },
+    ]),
+  );
+}
+
+/** A validation failure this operation really gives (an unknown field or parameter); a typical detail otherwise. */
+function exampleError(code: ErrorCode, endpoint: Endpoint): DomainError {
+  if (code === 'validation_failed') {
+    const [schema, root, input] = endpoint.body
+      ? [endpoint.body, 'body', { colour: 'blue' }]
+      : [endpoint.query!, 'query', { sort: 'newest' }];
+    const validate = compileSchema(schema);
+    validate(input);
+    return invalidInput(validate.errors ?? [], root);
+  }
+  return new DomainError(code, EXAMPLE_DETAILS[code]);
+}
+
+const EXAMPLE_DETAILS: Record<ErrorCode, string> = {
+  validation_failed: '',
+  invalid_json: 'The request body is not valid JSON.',
+  invalid_request: 'Send one Authorization header; this request has several.',
+  unauthorized: 'The API key is not valid.',
+  not_found: 'Conversation 0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b was not found.',
+  route_not_found: 'No endpoint GET /v1/nothing.',
+  method_not_allowed: 'PUT is not allowed here; use GET, HEAD, PATCH.',
+  request_timeout: 'The request was not received completely in time.',
+  conversation_closed:
+    'Conversation 0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b is closed; reopen it to send messages.',
+  invalid_transition: 'A closed conversation cannot become pending.',
+  idempotency_key_in_use: 'A request with this Idempotency-Key is still in progress; retry shortly.',
+  webhook_disabled:
+    'Webhook 3f2a9c1e-7b6d-4e5f-8a9b-0c1d2e3f4a5b is disabled; enable it (PATCH status "enabled") first.',
+  delivery_pending: 'This delivery is still being attempted; retry it once it has failed.',
+  payload_too_large: 'The request body is larger than the limit (1 MiB by default).',
+  unsupported_media_type: 'Request bodies must be JSON with Content-Type: application/json.',
+  idempotency_key_reused:
+    'This Idempotency-Key was used with a different path or body; use a new key for a new request.',
+  rate_limited: "This account's plan allows 1000 requests per window; retry after 42 s.",
+  headers_too_large: 'The request line and headers are larger than the server accepts (16 KiB).',
+  internal_error: 'An unexpected error occurred. Quote the request_id when reporting it.',
+  service_unavailable: 'The conversations service is not running.',
+  upstream_timeout: 'No reply from the service within 5000 ms.',
+};

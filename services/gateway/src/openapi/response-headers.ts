@@ -1,0 +1,56 @@
+/**
+ * The headers of the hooks that answer before or around any handler, as the document shows them
+ * on each response: request id, rate limits, authentication, retry hints, idempotent replays.
+ */
+
+const integerHeader = (description: string, example: number) => ({
+  description,
+  schema: { type: 'integer', examples: [example] },
+});
+
+const REQUEST_ID = {
+  required: true,
+  description:
+    "The request's id: the client's own `X-Request-Id` when well formed (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `request_id` in problem details and in every log line of the request.",
+  schema: { type: 'string', examples: ['8f14e45f-ceea-467f-a0b6-3c6c9c2b7f10'] },
+};
+
+/** On every response to an authenticated request the limiter counted (not while Redis is down and failing open). */
+const RATE_LIMIT = {
+  'RateLimit-Policy': {
+    description: "The plan's quota `q` per window of `w` seconds.",
+    schema: { type: 'string', examples: ['"hourly";q=1000;w=3600'] },
+  },
+  RateLimit: {
+    description:
+      'Requests remaining `r`, and seconds `t` until the oldest counted request leaves the window.',
+    schema: { type: 'string', examples: ['"hourly";r=998;t=3540'] },
+  },
+  'X-RateLimit-Limit': integerHeader('Requests per window on this plan.', 1000),
+  'X-RateLimit-Remaining': integerHeader('Requests left in the current window.', 998),
+  'X-RateLimit-Reset': integerHeader(
+    'Unix time (seconds) when the oldest counted request leaves the window.',
+    1774000000,
+  ),
+};
+
+const RETRY_AFTER = { ...integerHeader('Seconds until a request is admitted again.', 42), required: true };
+const WWW_AUTHENTICATE = {
+  required: true,
+  description: 'The authentication scheme (RFC 6750).',
+  schema: { type: 'string', examples: ['Bearer realm="api", error="invalid_token"'] },
+};
+const IDEMPOTENT_REPLAYED = {
+  description: 'Present when this is the stored first response to the same `Idempotency-Key`, path and body.',
+  schema: { type: 'string', enum: ['true'] },
+};
+
+export function responseHeaders(method: string, status: number): Record<string, unknown> {
+  return {
+    'X-Request-Id': REQUEST_ID,
+    ...(status !== 401 && RATE_LIMIT),
+    ...(status === 401 && { 'WWW-Authenticate': WWW_AUTHENTICATE }),
+    ...(status === 429 && { 'Retry-After': RETRY_AFTER }),
+    ...(method === 'POST' && status < 300 && { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED }),
+  };
+}
