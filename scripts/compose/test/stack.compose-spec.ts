@@ -40,7 +40,8 @@ class OperationCoverage {
   async load(api: ApiClient): Promise<void> {
     const document = (await api.get('/openapi.json')).body;
     for (const [template, methods] of Object.entries<Record<string, unknown>>(document.paths)) {
-      const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+      // Templates may be written percent-encoded (wiadomo%C5%9Bci); requests are compared decoded.
+      const pattern = new RegExp(`^${decodeURIComponent(template).replace(/\{[^}]+\}/g, '[^/]+')}$`);
       for (const method of Object.keys(methods))
         this.operations.push({ key: `${method.toUpperCase()} ${template}`, pattern });
     }
