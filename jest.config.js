@@ -17,12 +17,11 @@ module.exports = {
   testRegex: '.*\\.(spec|e2e-spec|int-spec)\\.ts$',
   transform: {
     '^.+\\.ts$': swc,
-    '^.+/node_modules/(content-disposition|@apidevtools/json-schema-ref-parser)/.+\\.js$': swc,
+    '^.+/node_modules/@apidevtools/json-schema-ref-parser/.+\\.js$': swc,
   },
-  // content-disposition 3 (under @fastify/static, for /docs) and json-schema-ref-parser (under
-  // swagger-parser, for the OpenAPI tests) ship only ES modules; Node loads them with require(),
-  // Jest's module system does not, so they are compiled like our code.
-  transformIgnorePatterns: ['/node_modules/(?!content-disposition/|@apidevtools/json-schema-ref-parser/)'],
+  // json-schema-ref-parser (under swagger-parser, for the OpenAPI tests) ships only ES modules;
+  // Node loads it with require(), Jest's module system does not, so it is compiled like our code.
+  transformIgnorePatterns: ['/node_modules/(?!@apidevtools/json-schema-ref-parser/)'],
   moduleNameMapper: { '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src' },
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',

@@ -16,7 +16,7 @@ import { runCli } from './cli';
 const AUTH_CACHE_TTL_MS = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const API_KEY = /^cms_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
-const USAGE = 'usage: npm run cli -- <command> [options]';
+const SEE_HELP = ' (see: cms --help)\n';
 
 interface CliRun {
   code: number;
@@ -245,12 +245,13 @@ describe('account CLI', () => {
     const unknownId = randomUUID();
     type ErrorCase = [name: string, argv: () => string[], message: RegExp | (() => RegExp), usage: boolean];
     const cases: ErrorCase[] = [
-      ['no command', () => [], /^error: no command given\n/, true],
-      ['an unknown command', () => ['accounts:delete'], /^error: unknown command "accounts:delete"\n/, true],
+      ['no command', () => [], /^error: no command given /, true],
+      ['an unknown command', () => ['accounts:delete'], /^error: unknown command "accounts:delete" /, true],
+      ['an extra argument', () => ['accounts:list', 'now'], /^error: unexpected argument "now" /, true],
       [
         'an unknown plan',
         () => ['accounts:create', '--name', 'X', '--plan', 'gold'],
-        /^error: unknown plan "gold"; use one of trial, pro, business\n/,
+        /^error: unknown plan "gold"; use one of trial, pro, business /,
         true,
       ],
       [
@@ -259,42 +260,42 @@ describe('account CLI', () => {
         /^error: unknown plan "Wersja"/,
         true,
       ],
-      ['a missing --plan', () => ['accounts:create', '--name', 'X'], /^error: --plan is required\n/, true],
+      ['a missing --plan', () => ['accounts:create', '--name', 'X'], /^error: --plan is required /, true],
       [
         'an empty --plan',
         () => ['accounts:create', '--name', 'X', '--plan', ''],
-        /^error: --plan is required\n/,
+        /^error: --plan is required /,
         true,
       ],
-      ['a missing --name', () => ['accounts:create', '--plan', 'pro'], /^error: --name is required\n/, true],
+      ['a missing --name', () => ['accounts:create', '--plan', 'pro'], /^error: --name is required /, true],
       [
         'a blank --name',
         () => ['accounts:create', '--name', '   ', '--plan', 'pro'],
-        /^error: --name is required\n/,
+        /^error: --name is required /,
         true,
       ],
       [
         '--name without a value',
         () => ['accounts:create', '--plan', 'pro', '--name'],
         /^error: .*--name/,
-        false,
+        true,
       ],
       [
         'an unknown flag',
         () => ['accounts:create', '--name', 'X', '--plan', 'pro', '--owner', 'me'],
         /^error: .*--owner/,
-        false,
+        true,
       ],
       [
         'set-plan without --account',
         () => ['accounts:set-plan', '--plan', 'pro'],
-        /^error: --account is required\n/,
+        /^error: --account is required /,
         true,
       ],
       [
         'set-plan with a non-UUID account',
         () => ['accounts:set-plan', '--account', 'acme', '--plan', 'pro'],
-        /^error: --account must be an account id \(a UUID\), got "acme"\n/,
+        /^error: --account must be an account id \(a UUID\), got "acme" /,
         true,
       ],
       [
@@ -312,10 +313,10 @@ describe('account CLI', () => {
       [
         'set-plan without --plan',
         () => ['accounts:set-plan', '--account', existing.accountId],
-        /^error: --plan is required\n/,
+        /^error: --plan is required /,
         true,
       ],
-      ['keys:create without --account', () => ['keys:create'], /^error: --account is required\n/, true],
+      ['keys:create without --account', () => ['keys:create'], /^error: --account is required /, true],
       [
         'keys:create with a non-UUID account',
         () => ['keys:create', '--account', "x' OR '1'='1"],
@@ -328,7 +329,7 @@ describe('account CLI', () => {
         new RegExp(`^error: no account ${unknownId}\\n$`),
         false,
       ],
-      ['keys:revoke without --key-id', () => ['keys:revoke'], /^error: --key-id is required\n/, true],
+      ['keys:revoke without --key-id', () => ['keys:revoke'], /^error: --key-id is required /, true],
       [
         'keys:revoke with an unknown key',
         () => ['keys:revoke', '--key-id', '0123456789abcdef'],
@@ -346,10 +347,12 @@ describe('account CLI', () => {
     it.each(cases)('%s', async (_name, argv, message, usage) => {
       const before = await counts();
       const run = await cli(...argv());
-      expect(run.code).toBe(1);
+      // A wrong command line exits 2, a command that failed 1; either way one line on stderr.
+      expect(run.code).toBe(usage ? 2 : 1);
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(typeof message === 'function' ? message() : message);
-      expect(run.stderr.includes(USAGE)).toBe(usage);
+      expect(run.stderr.split('\n')).toHaveLength(2);
+      expect(run.stderr.endsWith(SEE_HELP)).toBe(usage);
       expect(await counts()).toEqual(before);
       expect((await accountRow(existing.accountId)).plan).toBe('pro');
       expect((await stack.api(existing.apiKey).get('/v1/conversations')).status).toBe(200);
@@ -429,12 +432,111 @@ require.extensions['.ts'] = (module, filename) => {
       expect((await stack.api(created.apiKey).get('/v1/conversations')).status).toBe(200);
     });
 
-    it('a bad command line exits 1 with the error and usage on stderr and nothing on stdout', async () => {
+    it('a bad command line exits 2 with one line on stderr and nothing on stdout', async () => {
       const run = await spawnCli(['accounts:create', '--name', 'Spawned', '--plan', 'gold']);
-      expect(run.code).toBe(1);
+      expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
-      expect(run.stderr).toContain('error: unknown plan "gold"');
-      expect(run.stderr).toContain(USAGE);
+      expect(run.stderr).toBe(`error: unknown plan "gold"; use one of trial, pro, business${SEE_HELP}`);
+    });
+  });
+
+  describe('as a user runs it: npx cms, npm run -s cli', () => {
+    const run = (command: string, args: string[]) =>
+      new Promise<CliRun>((done) => {
+        execFile(
+          command,
+          args,
+          { cwd: resolve(__dirname, '..'), env: process.env, timeout: 240_000 },
+          (error, stdout, stderr) =>
+            done({ code: error ? Number((error as NodeJS.ErrnoException).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+
+    // The first run may build the project (its output on stderr): hence the long timeout.
+    it('npx cms accounts:create prints one JSON line on stdout and nothing else', async () => {
+      const created = await run('npx', [
+        '--no-install',
+        'cms',
+        'accounts:create',
+        '--name',
+        'Via npx',
+        '--plan',
+        'pro',
+      ]);
+      expect(created.code).toBe(0);
+      expect(created.stdout).toMatch(/^\{[^\n]*\}\n$/);
+      const { apiKey } = JSON.parse(created.stdout);
+      expect((await stack.api(apiKey).get('/v1/conversations')).status).toBe(200);
+    }, 240_000);
+
+    it('npm run -s cli -- accounts:list prints JSON lines only; a usage error exits 2', async () => {
+      const listed = await run('npm', ['run', '-s', 'cli', '--', 'accounts:list']);
+      expect(listed.code).toBe(0);
+      for (const line of listed.stdout.trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('id');
+      const wrong = await run('npm', ['run', '-s', 'cli', '--', 'accounts:create']);
+      expect({ code: wrong.code, stdout: wrong.stdout }).toEqual({ code: 2, stdout: '' });
+    }, 240_000);
+  });
+
+  describe('help', () => {
+    it.each([[['--help']], [['-h']], [['help']]])(
+      '%j lists every command, on stdout, exit 0',
+      async (argv) => {
+        const run = await cli(...argv);
+        expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+        for (const command of [
+          'accounts:create',
+          'accounts:list',
+          'accounts:set-plan',
+          'keys:create',
+          'keys:list',
+          'keys:revoke',
+        ])
+          expect(run.stdout).toContain(command);
+        expect(run.stdout).toContain(
+          'Exit codes: 0 done, 1 the command failed, 2 the command line is wrong.',
+        );
+      },
+    );
+
+    it('<command> --help describes that command, without touching the database', async () => {
+      const run = await cli('keys:revoke', '--help');
+      expect(run).toEqual({
+        code: 0,
+        stderr: '',
+        stdout: expect.stringMatching(/^usage: npx cms keys:revoke --key-id ID\n/),
+      });
+    });
+  });
+
+  describe('keys:list', () => {
+    it("lists the account's keys, revoked ones too, never a secret", async () => {
+      const created = await create('Key lister', 'pro');
+      const second = oneJsonLine(await cli('keys:create', '--account', created.accountId));
+      oneJsonLine(await cli('keys:revoke', '--key-id', created.keyId));
+      const run = await cli('keys:list', '--account', created.accountId);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      const keys = run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(keys).toEqual([
+        {
+          keyId: created.keyId,
+          accountId: created.accountId,
+          createdAt: expect.any(String),
+          revokedAt: expect.any(String),
+        },
+        { keyId: second.keyId, accountId: created.accountId, createdAt: expect.any(String), revokedAt: null },
+      ]);
+      expect(run.stdout).not.toContain(created.apiKey.split('_')[2]);
+      expect(run.stdout).not.toContain(second.apiKey.split('_')[2]);
+    });
+
+    it('an unknown account is exit 1', async () => {
+      const run = await cli('keys:list', '--account', randomUUID());
+      expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: '' });
+      expect(run.stderr).toMatch(/^error: no account /);
     });
   });
 });

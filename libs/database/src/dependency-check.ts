@@ -7,12 +7,15 @@ export interface Dependency {
   howToStart: string;
 }
 
-/** Start commands printed when a dependency is unreachable (DEVELOPERS.md). */
+/** How to start each dependency on any machine: printed when it is unreachable at start-up. */
+const hint = (composeService: string, systemService: string, brewFormula: string, variable: string) =>
+  `\`docker compose up -d ${composeService}\` from this repository, \`sudo systemctl start ${systemService}\` ` +
+  `(Linux) or \`brew services start ${brewFormula}\` (macOS); or set ${variable} to one that runs`;
+
 export const HOW_TO_START = {
-  postgres: 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
-  redis:
-    'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log',
-  rabbitmq: 'rabbitmq-server -detached',
+  postgres: hint('postgres', 'postgresql', 'postgresql', 'DATABASE_URL'),
+  redis: hint('redis', 'redis-server', 'redis', 'REDIS_URL'),
+  rabbitmq: hint('rabbitmq', 'rabbitmq-server', 'rabbitmq', 'AMQP_URL'),
 };
 
 /** Opens a TCP connection to each dependency; resolves with a message per unreachable one. */

@@ -1,30 +1,115 @@
 /**
  * The one error vocabulary of the product. A code never changes once published; the same codes
- * cross RabbitMQ in RPC replies and are rendered as RFC 9457 problem details by the gateway.
+ * cross RabbitMQ in RPC replies and are rendered as RFC 9457 problem details by the gateway,
+ * whose `type` is the page it serves for the code (`/problems/validation-failed`) with `help`.
  */
 export const ERROR_CATALOGUE = {
-  validation_failed: { status: 400, title: 'Request validation failed' },
-  invalid_json: { status: 400, title: 'Malformed JSON body' },
-  invalid_request: { status: 400, title: 'Malformed HTTP request' },
-  unauthorized: { status: 401, title: 'Missing or invalid API key' },
-  not_found: { status: 404, title: 'Resource not found' },
-  route_not_found: { status: 404, title: 'No such endpoint' },
-  method_not_allowed: { status: 405, title: 'Method not allowed' },
-  request_timeout: { status: 408, title: 'Request not received in time' },
-  conversation_closed: { status: 409, title: 'Conversation is closed' },
-  invalid_transition: { status: 409, title: 'Status transition not allowed' },
-  idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
-  webhook_disabled: { status: 409, title: 'Webhook is disabled' },
-  delivery_pending: { status: 409, title: 'Delivery is still pending' },
-  payload_too_large: { status: 413, title: 'Request body too large' },
-  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
-  idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
-  rate_limited: { status: 429, title: 'Rate limit exceeded' },
-  headers_too_large: { status: 431, title: 'Request headers too large' },
-  internal_error: { status: 500, title: 'Internal server error' },
-  service_unavailable: { status: 503, title: 'Service unavailable' },
-  upstream_timeout: { status: 504, title: 'Upstream timeout' },
-} as const satisfies Record<string, { status: number; title: string }>;
+  validation_failed: {
+    status: 400,
+    title: 'Request validation failed',
+    help: 'A body field, query parameter or header has a wrong type, value or length, is missing, or is not one the endpoint knows. `errors` lists each problem by field (at most 20; `detail` counts the rest). Fix the request and send it again; an Idempotency-Key is not bound by a refused request.',
+  },
+  invalid_json: {
+    status: 400,
+    title: 'Malformed JSON body',
+    help: 'The body is not JSON, or not UTF-8. Send UTF-8 JSON with `Content-Type: application/json`.',
+  },
+  invalid_request: {
+    status: 400,
+    title: 'Malformed HTTP request',
+    help: 'The HTTP request itself could not be read: an unknown method, a raw space or control character in the URL or a header, a Transfer-Encoding other than chunked, or more than one Authorization header. Send a well-formed request; HTTP libraries do.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Missing or invalid API key',
+    help: 'Send `Authorization: Bearer <API key>` with a key that exists and is not revoked. Keys are created with `cms keys:create` (see the README).',
+  },
+  not_found: {
+    status: 404,
+    title: 'Resource not found',
+    help: "No such resource in this account: the id is unknown, malformed, or another account's (never revealed). Check the id.",
+  },
+  route_not_found: {
+    status: 404,
+    title: 'No such endpoint',
+    help: 'No endpoint has this path. The API is under `/v1`; the OpenAPI document at `/openapi.json` lists every operation.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    help: 'The path exists but not for this method; the `Allow` header lists the methods it takes.',
+  },
+  request_timeout: {
+    status: 408,
+    title: 'Request not received in time',
+    help: "The request was not received completely within the server's time limit. Send it again.",
+  },
+  conversation_closed: {
+    status: 409,
+    title: 'Conversation is closed',
+    help: 'Messages cannot be sent into a closed conversation. Reopen it first with `PATCH {"status": "active"}`.',
+  },
+  invalid_transition: {
+    status: 409,
+    title: 'Status transition not allowed',
+    help: 'Conversations move active <-> pending, active or pending -> closed, and closed -> active (reopen). Any other change of status is refused; the same status again is a no-op 200.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    title: 'Idempotency key in use',
+    help: 'A request with the same Idempotency-Key is still being processed. Retry after a short wait: you will then get its response.',
+  },
+  webhook_disabled: {
+    status: 409,
+    title: 'Webhook is disabled',
+    help: 'The webhook is disabled (by you, or because its endpoint answered 410 or failed for 5 days). Enable it with `PATCH {"status": "enabled"}` first.',
+  },
+  delivery_pending: {
+    status: 409,
+    title: 'Delivery is still pending',
+    help: 'The delivery is still being attempted on its retry schedule. Retry it manually once it has failed.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Request body too large',
+    help: 'The body is larger than the limit (1 MiB by default). Send less: message content is at most 10,000 characters and metadata at most 16 KiB.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    help: 'Bodies must be uncompressed UTF-8 JSON with `Content-Type: application/json` (no other Content-Encoding or charset).',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'Idempotency key reused',
+    help: 'This Idempotency-Key was used with another path or body within 24 hours. Use a new key for a new request.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Rate limit exceeded',
+    help: "The account's plan allows a number of requests per hour (trial 100, pro 1,000, business 10,000), counted over a sliding window. Wait the seconds `Retry-After` gives; `RateLimit` and `X-RateLimit-*` headers show what is left.",
+  },
+  headers_too_large: {
+    status: 431,
+    title: 'Request headers too large',
+    help: 'The request line and headers together exceed 16 KiB. Send shorter URLs and fewer or smaller headers.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal server error',
+    help: 'Something failed on our side. The request may be retried; quote `request_id` when reporting it.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    help: 'A service behind the gateway is not running or the message broker is unreachable. Retry later; a POST with the same Idempotency-Key is applied at most once.',
+  },
+  upstream_timeout: {
+    status: 504,
+    title: 'Upstream timeout',
+    help: 'The service did not answer in time. The request may or may not have been applied: retry it with the same Idempotency-Key to be safe.',
+  },
+} as const satisfies Record<string, { status: number; title: string; help: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 

@@ -1,14 +1,25 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DomainError } from './domain-error';
-import { ERROR_CATALOGUE } from './error-codes';
+import { ERROR_CATALOGUE, type ErrorCode } from './error-codes';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-export const PROBLEM_TYPE_BASE = 'https://docs.conversations.example/problems/';
+/**
+ * Problem types are pages the gateway serves (`/problems/validation-failed`), given as references
+ * relative to the API's own address (RFC 9457 3.1.1), so they resolve wherever it is deployed.
+ */
+export const PROBLEM_TYPE_BASE = '/problems/';
+
+/** The page of a code: `validation_failed` -> `/problems/validation-failed`. */
+export const problemType = (code: ErrorCode) => PROBLEM_TYPE_BASE + code.replace(/_/g, '-');
 
 /** RFC 9457 problem details with the product's `code` and `request_id` extensions. */
 export const ProblemDetailsSchema = Type.Object(
   {
-    type: Type.String({ format: 'uri', examples: [`${PROBLEM_TYPE_BASE}validation-failed`] }),
+    type: Type.String({
+      format: 'uri-reference',
+      description: 'A page saying what the code means and what to do, relative to the API address.',
+      examples: [`${PROBLEM_TYPE_BASE}validation-failed`],
+    }),
     title: Type.String({ examples: ['Request validation failed'] }),
     status: Type.Integer({ minimum: 400, maximum: 599, examples: [400] }),
     detail: Type.String({ examples: ['content: must be 1 to 10000 characters long'] }),
@@ -42,7 +53,7 @@ export type ProblemDetails = Static<typeof ProblemDetailsSchema>;
 export function toProblem(error: DomainError, requestId: string, instance?: string): ProblemDetails {
   const entry = ERROR_CATALOGUE[error.code];
   const problem: ProblemDetails = {
-    type: PROBLEM_TYPE_BASE + error.code.replace(/_/g, '-'),
+    type: problemType(error.code),
     title: entry.title,
     status: entry.status,
     detail: error.detail,

@@ -26,6 +26,8 @@ export function createLogger(service: string, level: string): Logger {
       level,
       base: { service },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // "level":"error", not pino's number: what people grep for and log pipelines expect.
+      formatters: { level: (label) => ({ level: label }) },
       mixin: () => ({ ...requestContext.getStore() }),
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     },

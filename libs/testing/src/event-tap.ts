@@ -6,6 +6,8 @@ export interface TappedEvent {
   routingKey: string;
   persistent: boolean;
   contentType?: string;
+  /** Every AMQP basic property the message carried (messageId, type, timestamp, ...). */
+  properties: Record<string, unknown>;
   event: CloudEvent;
 }
 
@@ -33,6 +35,7 @@ export class EventTap {
           routingKey: message.fields.routingKey,
           persistent: message.properties.deliveryMode === 2,
           contentType: message.properties.contentType,
+          properties: { ...message.properties },
           event: JSON.parse(message.content.toString('utf8')),
         });
       },

@@ -1,7 +1,7 @@
 import type { ApiResponse } from './api-client';
 
 /** The problem-details contract as clients see it (DESIGN.md, HTTP behaviour). */
-export const PROBLEM_BASE = 'https://docs.conversations.example/problems/';
+export const PROBLEM_BASE = '/problems/';
 
 export const PROBLEM_TITLES: Record<string, string> = {
   validation_failed: 'Request validation failed',

@@ -30,6 +30,10 @@ interface AsyncApi {
   components: {
     messages: Record<string, Message>;
     schemas: Record<string, { properties: Record<string, { enum?: string[] }> }>;
+    messageTraits: Record<
+      string,
+      { headers: { properties: Record<string, unknown> }; bindings: { amqp: { contentEncoding?: string } } }
+    >;
   };
 }
 
@@ -150,6 +154,28 @@ describe('AsyncAPI document', () => {
           undocumented: [],
         });
       }
+    });
+
+    it('every AMQP property the document states is the one the messages carry, and no more', async () => {
+      const { accountId, api } = await stack.createAccount();
+      expect((await api.post('/v1/conversations', {})).status).toBe(201);
+      const [{ properties }] = await tap.waitForAccount(accountId, 1);
+      const trait = document.components.messageTraits.CloudEvent;
+      const carried = Object.fromEntries(
+        Object.entries({
+          message_id: properties.messageId,
+          type: properties.type,
+          content_type: properties.contentType,
+          content_encoding: properties.contentEncoding,
+          delivery_mode: properties.deliveryMode,
+          timestamp: properties.timestamp,
+        }).filter(([, value]) => value !== undefined),
+      );
+      expect(Object.keys(carried).sort()).toEqual(Object.keys(trait.headers.properties).sort());
+      const validate = new Ajv({ strict: false }).compile(trait.headers);
+      expect({ valid: validate(carried), errors: validate.errors }).toEqual({ valid: true, errors: null });
+      // An AMQP binding's contentEncoding is the content_encoding property (none is set).
+      expect(trait.bindings.amqp.contentEncoding).toBe(properties.contentEncoding);
     });
   });
 });

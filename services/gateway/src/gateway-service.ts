@@ -23,7 +23,8 @@ import { ProblemFilter } from './http/problem.filter';
 import { registerRequestIdHeader, requestIdFor } from './http/request-id';
 import { registerRequestLog, withRequestLine } from './http/request-logging';
 import { registerSchemaValidation } from './http/validation';
-import { serveOpenApi } from './openapi/serve-openapi';
+import { serveApiDocs } from './api-docs/serve-api-docs';
+import { serveProblemPages } from './api-docs/problem-pages';
 import { WEBHOOKS_RPC } from './webhooks/webhooks-rpc.token';
 
 export interface RunningGateway {
@@ -95,7 +96,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   registerApiRoutes(fastify, admission);
   const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS, app.get(DrainState));
   app.useGlobalFilters(new ProblemFilter(logger));
-  serveOpenApi(app);
+  serveApiDocs(fastify);
+  serveProblemPages(fastify);
   await app.get(RpcClient).waitForConnect();
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = fastify.server.address();

@@ -22,7 +22,7 @@ function expectUnauthorized(res: ApiResponse, instance: string, detail: string):
   const requestId = res.headers.get('x-request-id');
   expect(requestId).toBeTruthy();
   expect(res.body).toEqual({
-    type: 'https://docs.conversations.example/problems/unauthorized',
+    type: '/problems/unauthorized',
     title: 'Missing or invalid API key',
     status: 401,
     detail,

@@ -10,7 +10,7 @@ import { ApiResponse, TestAccount, TestStack } from '@app/testing';
  */
 
 const ONE_MIB = 1024 * 1024;
-const PROBLEM_BASE = 'https://docs.conversations.example/problems/';
+const PROBLEM_BASE = '/problems/';
 const TITLES: Record<string, string> = {
   validation_failed: 'Request validation failed',
   headers_too_large: 'Request headers too large',

@@ -29,7 +29,7 @@ function expectProblem(
   const requestId = res.headers.get('x-request-id');
   expect(requestId).toBeTruthy();
   expect(res.body).toMatchObject({
-    type: `https://docs.conversations.example/problems/${code.replace(/_/g, '-')}`,
+    type: `/problems/${code.replace(/_/g, '-')}`,
     title: TITLES[code],
     status,
     code,

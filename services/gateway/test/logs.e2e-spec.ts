@@ -10,7 +10,7 @@ import { ApiClient, createAccountWithCli, eventually, ServiceProcess, WebhookRec
 
 interface LogLine {
   service: string;
-  level: number;
+  level: string;
   msg: string;
   [field: string]: unknown;
 }
@@ -86,7 +86,7 @@ describe('logs', () => {
     expect(gatewayLines).toEqual([
       expect.objectContaining({
         service: 'gateway',
-        level: 30,
+        level: 'info',
         msg: 'request completed',
         request_id: requestId,
         account_id: account.accountId,

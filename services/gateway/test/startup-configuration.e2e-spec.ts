@@ -65,3 +65,30 @@ describe('a wrong configuration value stops start-up, naming the variable', () =
     expect(exit.stderr).not.toContain('hunter2-secret');
   });
 });
+
+describe('an unreachable dependency stops start-up, naming it, its address and how to start it', () => {
+  it.each([
+    [
+      'gateway',
+      'PostgreSQL',
+      'DATABASE_URL',
+      'postgres://nobody@127.0.0.1:1/none',
+      '127.0.0.1:1',
+      'postgres',
+    ],
+    ['conversations', 'RabbitMQ', 'AMQP_URL', 'amqp://guest:guest@127.0.0.1:2', '127.0.0.1:2', 'rabbitmq'],
+    ['gateway', 'Redis', 'REDIS_URL', 'redis://127.0.0.1:3', '127.0.0.1:3', 'redis'],
+  ])(
+    '%s without %s: exit 1 and one line saying where and how',
+    async (service, name, variable, url, address, compose) => {
+      const env = { DATABASE_URL: process.env.DATABASE_URL!, [variable]: url };
+      const exit = await runService(service, env);
+      expect(exit.code).toBe(1);
+      const line = exit.stderr.split('\n').find((text) => text.includes(name))!;
+      expect(line).toContain(`${service}: ${name} is unreachable at ${address}`);
+      expect(line).toContain(`docker compose up -d ${compose}`);
+      expect(line).toContain(`set ${variable}`);
+      expect(line).not.toMatch(/pg_ctlcluster|\/var\/log/);
+    },
+  );
+});

@@ -7,7 +7,7 @@ import { ApiResponse, TestAccount, TestStack } from '@app/testing';
  * A's conversation is unchanged afterwards.
  */
 
-const PROBLEM_BASE = 'https://docs.conversations.example/problems/';
+const PROBLEM_BASE = '/problems/';
 const UNKNOWN_ID = '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
 const MALFORMED_IDS = [
   'not-a-uuid',

@@ -1,5 +1,4 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
 import { READINESS_CHECKS } from './readiness-checks';
 
@@ -8,7 +7,6 @@ import { READINESS_CHECKS } from './readiness-checks';
  * body), else 503 with the same body naming what is down. The 503 is written here, not thrown, so
  * that an application's own exception filter (the gateway's problem details) does not rewrite it.
  */
-@ApiExcludeController()
 @Controller('health')
 export class HealthController {
   constructor(

@@ -1,9 +1,7 @@
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import { Registry } from 'prom-client';
 
 /** Prometheus text exposition of the service's registry. */
-@ApiExcludeController()
 @Controller('metrics')
 export class MetricsController {
   constructor(@Inject(Registry) private readonly registry: Registry) {}

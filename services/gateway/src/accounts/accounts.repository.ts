@@ -10,6 +10,14 @@ export interface AccountRecord {
   created_at: string;
 }
 
+/** A key as an administrator lists it: never its secret. */
+export interface KeySummary {
+  keyId: string;
+  accountId: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
 export interface KeyRecord {
   accountId: string;
   plan: Plan;
@@ -60,6 +68,22 @@ export class AccountsRepository {
       secretHash,
     ]);
     return { keyId, apiKey };
+  }
+
+  /** The account's keys, oldest first, revoked ones included. */
+  async listKeys(accountId: string): Promise<KeySummary[]> {
+    const rows: Array<{ id: string; account_id: string; created_at: Date; revoked_at: Date | null }> =
+      await this.db.query(
+        `SELECT id, account_id, created_at, revoked_at FROM gateway.api_keys
+          WHERE account_id = $1 ORDER BY created_at, id`,
+        [accountId],
+      );
+    return rows.map((row) => ({
+      keyId: row.id,
+      accountId: row.account_id,
+      createdAt: new Date(row.created_at).toISOString(),
+      revokedAt: row.revoked_at && new Date(row.revoked_at).toISOString(),
+    }));
   }
 
   /** Returns false when no such (unrevoked) key exists. */

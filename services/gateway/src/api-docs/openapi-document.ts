@@ -1,6 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { compileSchema, invalidInput } from '@app/contracts';
-import { DIALECTS } from '@app/dialects';
 import {
   DomainError,
   ERROR_CATALOGUE,
@@ -10,7 +9,8 @@ import {
   toProblem,
 } from '@app/errors';
 import { type Endpoint, pathSpellings } from '../http/endpoint';
-import { responseHeaders } from './response-headers';
+import { DocumentSchemas, plain } from './component-schemas';
+import { HEADER_COMPONENTS, responseHeaders } from './response-headers';
 import { exampleOf } from './schema-example';
 
 /**
@@ -33,14 +33,11 @@ const ALWAYS: ErrorCode[] = [
 const POLISH_TAG = 'conversations (Polish paths)';
 const REQUEST_ID_EXAMPLE = '8f14e45f-ceea-467f-a0b6-3c6c9c2b7f10';
 
-/** Schemas as the document shows them: plain JSON (TypeBox's own markers dropped). */
-const plain = (schema: TSchema): Record<string, unknown> =>
-  JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+const schemas = new DocumentSchemas();
 
-/** A body's schema with a whole example made of its fields' examples. */
+/** A body's schema (a reference when named) with a whole example made of its fields' examples. */
 function mediaType(schema: TSchema) {
-  const json = plain(schema);
-  return { schema: json, example: exampleOf(json) };
+  return { schema: schemas.reference(schema), example: exampleOf(plain(schema)) };
 }
 
 export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> {
@@ -95,7 +92,9 @@ export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> 
           description: 'An API key: `cms_<key id>_<secret>` (an opaque token).',
         },
       },
-      schemas: { Problem: plain(ProblemDetailsSchema) },
+      schemas: schemas.components(),
+      headers: HEADER_COMPONENTS,
+      examples: problemExamples(),
     },
   };
 }
@@ -172,13 +171,17 @@ const IDEMPOTENCY_KEY = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
+/**
+ * Any Accept-Language is accepted (browsers send `en-US,en;q=0.9`, fetch sends `*`): the first of
+ * en, ms, pl by q-value wins. No example, so API consoles do not pre-fill one.
+ */
 const ACCEPT_LANGUAGE = {
   name: 'Accept-Language',
   in: 'header',
   required: false,
   description:
-    'Output dialect of status values and event names: `en`, `ms` or `pl` (q-values honoured). Without it: `pl` under `/v1/rozmowy`, else `en`.',
-  schema: { type: 'string', enum: [...DIALECTS] },
+    'Output dialect of status values and event names: `en`, `ms` or `pl`, the highest q-value of these winning (others are ignored). Without one: `pl` under `/v1/rozmowy`, else `en`.',
+  schema: { type: 'string' },
 };
 
 /** Problem details by status, each code with an example (a real answer of this operation's validator where it has one). */
@@ -188,9 +191,16 @@ function problemResponses(endpoint: Endpoint, path: string): Record<string, unkn
     const { status } = ERROR_CATALOGUE[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  const instance = path
-    .replace(/\{id\}/, '0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b')
-    .replace(/\{deliveryId\}/, '9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b');
+  const instance = encodeURI(
+    path
+      .replace(/\{id\}/, '0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b')
+      .replace(/\{deliveryId\}/, '9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b'),
+  );
+  // The validation example is this operation's own; any other code's is shared by reference.
+  const example = (code: ErrorCode) =>
+    code === 'validation_failed'
+      ? { summary: code, value: toProblem(validationExample(endpoint), REQUEST_ID_EXAMPLE, instance) }
+      : { $ref: `#/components/examples/${code}` };
   return Object.fromEntries(
     [...byStatus].map(([status, codes]) => [
       String(status),
@@ -200,15 +210,7 @@ function problemResponses(endpoint: Endpoint, path: string): Record<string, unkn
         content: {
           [PROBLEM_CONTENT_TYPE]: {
             schema: { $ref: '#/components/schemas/Problem' },
-            examples: Object.fromEntries(
-              codes.map((code) => [
-                code,
-                {
-                  summary: code,
-                  value: toProblem(exampleError(code, endpoint), REQUEST_ID_EXAMPLE, encodeURI(instance)),
-                },
-              ]),
-            ),
+            examples: Object.fromEntries(codes.map((code) => [code, example(code)])),
           },
         },
       },
@@ -216,21 +218,27 @@ function problemResponses(endpoint: Endpoint, path: string): Record<string, unkn
   );
 }
 
-/** A validation failure this operation really gives (an unknown field or parameter); a typical detail otherwise. */
-function exampleError(code: ErrorCode, endpoint: Endpoint): DomainError {
-  if (code === 'validation_failed') {
-    const [schema, root, input] = endpoint.body
-      ? [endpoint.body, 'body', { colour: 'blue' }]
-      : [endpoint.query!, 'query', { sort: 'newest' }];
-    const validate = compileSchema(schema);
-    validate(input);
-    return invalidInput(validate.errors ?? [], root);
-  }
-  return new DomainError(code, EXAMPLE_DETAILS[code]);
+/** One example problem per code (validation's are each operation's own). */
+function problemExamples(): Record<string, unknown> {
+  return Object.fromEntries(
+    (Object.keys(EXAMPLE_DETAILS) as Array<keyof typeof EXAMPLE_DETAILS>).map((code) => [
+      code,
+      { summary: code, value: toProblem(new DomainError(code, EXAMPLE_DETAILS[code]), REQUEST_ID_EXAMPLE) },
+    ]),
+  );
 }
 
-const EXAMPLE_DETAILS: Record<ErrorCode, string> = {
-  validation_failed: '',
+/** A validation failure this operation really gives: an unknown field or parameter. */
+function validationExample(endpoint: Endpoint): DomainError {
+  const [schema, root, input] = endpoint.body
+    ? [endpoint.body, 'body', { colour: 'blue' }]
+    : [endpoint.query!, 'query', { sort: 'newest' }];
+  const validate = compileSchema(schema);
+  validate(input);
+  return invalidInput(validate.errors ?? [], root);
+}
+
+const EXAMPLE_DETAILS: Record<Exclude<ErrorCode, 'validation_failed'>, string> = {
   invalid_json: 'The request body is not valid JSON.',
   invalid_request: 'Send one Authorization header; this request has several.',
   unauthorized: 'The API key is not valid.',

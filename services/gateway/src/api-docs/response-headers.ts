@@ -45,12 +45,26 @@ const IDEMPOTENT_REPLAYED = {
   schema: { type: 'string', enum: ['true'] },
 };
 
+/** Every header a response may carry, once, as the document's `components.headers`. */
+export const HEADER_COMPONENTS = {
+  'X-Request-Id': REQUEST_ID,
+  ...RATE_LIMIT,
+  'Retry-After': RETRY_AFTER,
+  'WWW-Authenticate': WWW_AUTHENTICATE,
+  'Idempotent-Replayed': IDEMPOTENT_REPLAYED,
+};
+
+type HeaderName = keyof typeof HEADER_COMPONENTS;
+const ref = (...names: HeaderName[]) =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+/** The headers of a response, by reference: which depends on the status and method. */
 export function responseHeaders(method: string, status: number): Record<string, unknown> {
   return {
-    'X-Request-Id': REQUEST_ID,
-    ...(status !== 401 && RATE_LIMIT),
-    ...(status === 401 && { 'WWW-Authenticate': WWW_AUTHENTICATE }),
-    ...(status === 429 && { 'Retry-After': RETRY_AFTER }),
-    ...(method === 'POST' && status < 300 && { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED }),
+    ...ref('X-Request-Id'),
+    ...(status !== 401 && ref(...(Object.keys(RATE_LIMIT) as HeaderName[]))),
+    ...(status === 401 && ref('WWW-Authenticate')),
+    ...(status === 429 && ref('Retry-After')),
+    ...(method === 'POST' && status < 300 && ref('Idempotent-Replayed')),
   };
 }
