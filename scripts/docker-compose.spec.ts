@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CORE_SCHEMA, load, mergeTag } from 'js-yaml';
-import { ERROR_CATALOGUE, ErrorCode, PROBLEM_TYPE_BASE } from '@app/errors';
+import { ERROR_CATALOGUE, ErrorCode, problemType } from '@app/errors';
 
 /**
  * The rules of docker-compose.yml, checked on the file itself in every `npm test` (no Docker
@@ -101,7 +101,7 @@ describe('docker-compose.yml', () => {
       expect({ uri, problem }).toEqual({
         uri,
         problem: {
-          type: PROBLEM_TYPE_BASE + problem.code.replace(/_/g, '-'),
+          type: problemType(problem.code),
           title: entry?.title,
           status: Number(status),
           detail: expect.any(String),
