@@ -1,6 +1,5 @@
 import {
   blockedAddressReason,
-  ipv6Hextets,
   ResolvedAddress,
   TargetBlockedError,
   TargetPolicy,
@@ -21,8 +20,10 @@ describe('blockedAddressReason', () => {
     ['169.254.169.254', 'link-local'], // AWS, GCP, Azure metadata
     ['169.254.0.1', 'link-local'],
     ['224.0.0.1', 'multicast'],
-    ['255.255.255.255', 'reserved'],
+    ['255.255.255.255', 'broadcast'],
     ['198.18.0.1', 'benchmarking'],
+    ['192.0.2.1', 'documentation'],
+    ['0.1.2.3', 'this network'],
     ['::1', 'loopback'],
     ['::', 'unspecified'],
     ['fe80::1', 'link-local'],
@@ -35,10 +36,13 @@ describe('blockedAddressReason', () => {
     ['::ffff:169.254.169.254', 'IPv4-mapped 169.254.169.254'],
     ['::ffff:10.0.0.1', 'IPv4-mapped 10.0.0.1'],
     ['0:0:0:0:0:ffff:a9fe:a9fe', 'IPv4-mapped 169.254.169.254'],
-    ['::127.0.0.1', 'IPv4-compatible 127.0.0.1'],
+    ['::7f00:1', 'IPv4-compatible 127.0.0.1'],
     ['64:ff9b::a9fe:a9fe', 'NAT64 169.254.169.254'],
     ['2002:7f00:1::', '6to4 127.0.0.1'],
     ['2001:db8::1', 'documentation'],
+    ['2001::1', 'Teredo'],
+    ['64:ff9b:1::1', 'special-purpose'],
+    ['fec0::1', 'site-local'],
   ])('refuses %s (%s)', (address, why) => {
     expect(blockedAddressReason(address)).toContain(why);
   });
@@ -58,11 +62,8 @@ describe('blockedAddressReason', () => {
     expect(blockedAddressReason(address)).toBeUndefined();
   });
 
-  it('expands IPv6 forms', () => {
-    expect(ipv6Hextets('::1')).toEqual([0, 0, 0, 0, 0, 0, 0, 1]);
-    expect(ipv6Hextets('fe80::')).toEqual([0xfe80, 0, 0, 0, 0, 0, 0, 0]);
-    expect(ipv6Hextets('1:2:3:4:5:6:7:8')).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(ipv6Hextets('::ffff:1.2.3.4')).toEqual([0, 0, 0, 0, 0, 0xffff, 0x102, 0x304]);
+  it('refuses what is not an IP address', () => {
+    expect(blockedAddressReason('example.com')).toBe('not an IP address');
   });
 });
 

@@ -1,47 +1,31 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Where webhooks may go (DESIGN.md, Pitfalls: SSRF). A subscription may not make this service
  * call into its own network: loopback, private, link-local, carrier-grade NAT, cloud metadata and
- * the other special-purpose ranges are refused, in IPv4 and IPv6, including IPv6 forms that embed
- * an IPv4 address (mapped, compatible, NAT64, 6to4). The check runs when a subscription is
+ * the other special-purpose ranges (ipaddr.js's) are refused, in IPv4 and IPv6, including IPv6
+ * forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4). The check runs when a subscription is
  * created or changed and again on every connection, against the addresses the connection then
  * uses (see WebhookSender), so DNS rebinding between the two gains nothing.
  */
 
-/** [first address, prefix length, why] */
-const IPV4_BLOCKED: Array<[string, number, string]> = [
-  ['0.0.0.0', 8, 'a "this network" address'],
-  ['10.0.0.0', 8, 'a private address'],
-  ['100.64.0.0', 10, 'a carrier-grade NAT address'],
-  ['127.0.0.0', 8, 'a loopback address'],
-  ['169.254.0.0', 16, 'a link-local (cloud metadata) address'],
-  ['172.16.0.0', 12, 'a private address'],
-  ['192.0.0.0', 24, 'an IETF protocol address'],
-  ['192.0.2.0', 24, 'a documentation address'],
-  ['192.88.99.0', 24, 'a 6to4 relay address'],
-  ['192.168.0.0', 16, 'a private address'],
-  ['198.18.0.0', 15, 'a benchmarking address'],
-  ['198.51.100.0', 24, 'a documentation address'],
-  ['203.0.113.0', 24, 'a documentation address'],
-  ['224.0.0.0', 4, 'a multicast address'],
-  ['240.0.0.0', 4, 'a reserved address'],
-];
-
-/** [prefix as 8 hextets, prefix length in bits, why]; IPv4-embedding prefixes are handled apart. */
-const IPV6_BLOCKED: Array<[number[], number, string]> = [
-  [[0, 0, 0, 0, 0, 0, 0, 0], 128, 'the unspecified address'],
-  [[0, 0, 0, 0, 0, 0, 0, 1], 128, 'a loopback address'],
-  [[0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48, 'a local-use NAT64 address'],
-  [[0x100, 0, 0, 0, 0, 0, 0, 0], 64, 'a discard-only address'],
-  [[0x2001, 0, 0, 0, 0, 0, 0, 0], 32, 'a Teredo address'],
-  [[0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32, 'a documentation address'],
-  [[0xfc00, 0, 0, 0, 0, 0, 0, 0], 7, 'a private (unique local) address'],
-  [[0xfe80, 0, 0, 0, 0, 0, 0, 0], 10, 'a link-local address'],
-  [[0xfec0, 0, 0, 0, 0, 0, 0, 0], 10, 'a site-local address'],
-  [[0xff00, 0, 0, 0, 0, 0, 0, 0], 8, 'a multicast address'],
-];
+/** Why each special-purpose range of ipaddr.js may not be targeted; only `unicast` may. */
+const RANGE_REASONS: Record<string, string> = {
+  unspecified: 'a "this network" (unspecified) address',
+  broadcast: 'a broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local (cloud metadata) address',
+  loopback: 'a loopback address',
+  carrierGradeNat: 'a carrier-grade NAT address',
+  private: 'a private address',
+  reserved: 'a reserved (documentation, benchmarking or protocol) address',
+  uniqueLocal: 'a private (unique local) address',
+  deprecatedSiteLocal: 'a site-local address',
+  teredo: 'a Teredo address',
+  discard: 'a discard-only address',
+};
 
 /** Names that mean "this machine" or a cloud's metadata service wherever they are resolved. */
 const BLOCKED_NAMES = [
@@ -52,70 +36,35 @@ const BLOCKED_NAMES = [
   /^instance-data$/,
 ];
 
-function ipv4ToNumber(address: string): number {
-  return address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
-}
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
 
-function blockedIpv4(address: string): string | undefined {
-  const value = ipv4ToNumber(address);
-  for (const [first, bits, why] of IPV4_BLOCKED) {
-    const size = 2 ** (32 - bits);
-    const start = ipv4ToNumber(first);
-    if (value >= start && value < start + size) return why;
-  }
+/**
+ * The IPv4 address an IPv6 one carries and in which form: mapped (::ffff:a.b.c.d), compatible
+ * (::a.b.c.d, deprecated), the NAT64 well-known prefix (64:ff9b::/96) or 6to4 (2002::/16). Such an
+ * address reaches that IPv4 host, so it is judged as that host.
+ */
+function embeddedIpv4(address: ipaddr.IPv6): { ipv4: string; form: string } | undefined {
+  const p = address.parts;
+  const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
+  if (address.isIPv4MappedAddress()) return { ipv4: address.toIPv4Address().toString(), form: 'IPv4-mapped' };
+  if (zeros(0, 6) && !(p[6] === 0 && p[7] <= 1)) return { ipv4: ipv4Of(p[6], p[7]), form: 'IPv4-compatible' };
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return { ipv4: ipv4Of(p[6], p[7]), form: 'NAT64' };
+  if (p[0] === 0x2002) return { ipv4: ipv4Of(p[1], p[2]), form: '6to4' };
   return undefined;
 }
 
-/** Eight 16-bit groups of an IPv6 address (a trailing dotted quad and a zone id are understood). */
-export function ipv6Hextets(address: string): number[] {
-  let text = address.split('%')[0].toLowerCase();
-  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (quad) {
-    const v = ipv4ToNumber(quad[1]);
-    text = `${text.slice(0, -quad[1].length)}${(v >>> 16).toString(16)}:${(v & 0xffff).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const parse = (part: string | undefined) => (part ? part.split(':').map((h) => parseInt(h, 16)) : []);
-  const left = parse(head);
-  const right = parse(tail);
-  const zeros = tail === undefined ? [] : new Array(8 - left.length - right.length).fill(0);
-  return [...left, ...zeros, ...right];
-}
-
-function inPrefix(hextets: number[], prefix: number[], bits: number): boolean {
-  for (let i = 0; i < 8 && bits > 0; i++, bits -= 16) {
-    const mask = bits >= 16 ? 0xffff : (0xffff << (16 - bits)) & 0xffff;
-    if ((hextets[i] & mask) !== (prefix[i] & mask)) return false;
-  }
-  return true;
-}
-
-const toIpv4 = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
-
-function blockedIpv6(address: string): string | undefined {
-  const h = ipv6Hextets(address);
-  const embedded = (v4: string, form: string) => {
-    const why = blockedIpv4(v4);
-    return why && `${why} (${form} ${v4})`;
-  };
-  // ::ffff:a.b.c.d (IPv4-mapped) and ::a.b.c.d (IPv4-compatible, deprecated)
-  if (inPrefix(h, [0, 0, 0, 0, 0, 0xffff, 0, 0], 96))
-    return embedded(toIpv4(h[6], h[7]), 'IPv4-mapped') ?? undefined;
-  if (inPrefix(h, [0, 0, 0, 0, 0, 0, 0, 0], 96) && !(h[6] === 0 && h[7] <= 1))
-    return embedded(toIpv4(h[6], h[7]), 'IPv4-compatible');
-  // 64:ff9b::a.b.c.d (NAT64 well-known prefix) and 2002:aabb:ccdd:: (6to4)
-  if (inPrefix(h, [0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96)) return embedded(toIpv4(h[6], h[7]), 'NAT64');
-  if (inPrefix(h, [0x2002, 0, 0, 0, 0, 0, 0, 0], 16)) return embedded(toIpv4(h[1], h[2]), '6to4');
-  for (const [prefix, bits, why] of IPV6_BLOCKED) if (inPrefix(h, prefix, bits)) return why;
-  return undefined;
-}
-
-/** Why an IP address may not be a webhook target, or undefined if it may. */
+/** Why an IP address may not be a webhook target, or undefined if it may (a global unicast address). */
 export function blockedAddressReason(address: string): string | undefined {
-  const family = net.isIP(address.split('%')[0]);
-  if (family === 4) return blockedIpv4(address);
-  if (family === 6) return blockedIpv6(address);
-  return 'not an IP address';
+  const text = address.split('%')[0];
+  if (!net.isIP(text)) return 'not an IP address';
+  const parsed = ipaddr.parse(text);
+  const embedded = parsed.kind() === 'ipv6' ? embeddedIpv4(parsed as ipaddr.IPv6) : undefined;
+  if (embedded) {
+    const why = blockedAddressReason(embedded.ipv4);
+    return why && `${why} (${embedded.form} ${embedded.ipv4})`;
+  }
+  const range = parsed.range();
+  return range === 'unicast' ? undefined : (RANGE_REASONS[range] ?? `a special-purpose address (${range})`);
 }
 
 export class TargetBlockedError extends Error {
