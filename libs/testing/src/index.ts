@@ -13,4 +13,5 @@ export * from './health-assertions';
 export * from './cluster-process';
 export * from './cli-account';
 export * from './captured-logger';
+export * from './scenario-workload';
 export * from './raw-http';
