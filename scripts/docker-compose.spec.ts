@@ -1,14 +1,14 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CORE_SCHEMA, load, mergeTag } from 'js-yaml';
+import { ERROR_CATALOGUE, ErrorCode, problemType } from '@app/errors';
 
 /**
- * docker-compose.yml cannot be run here (no Docker daemon), so its rules are checked on the file
- * itself: what `docker compose up --scale gateway=2 --scale conversations=3 --scale webhooks=2`
+ * The rules of docker-compose.yml, checked on the file itself in every `npm test` (no Docker
+ * needed): what `docker compose up --scale gateway=2 --scale conversations=3 --scale webhooks=2`
  * needs (no fixed container names, no host ports on scaled services, one published entry point),
- * health checks everywhere and start-up ordered on them. `docker-compose config` also validates
- * the file against the Compose specification when it is installed.
+ * health checks everywhere and start-up ordered on them, the proxy's configuration. Compose
+ * itself validates and runs the file in `npm run test:compose` (scripts/compose/test).
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -87,8 +87,38 @@ describe('docker-compose.yml', () => {
     expect(nginx).toContain('proxy_set_header X-Forwarded-For $remote_addr;');
   });
 
-  const dockerCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
-  (dockerCompose ? it : it.skip)('passes `docker-compose config`', () => {
-    execFileSync('docker-compose', ['config', '-q'], { cwd: ROOT, stdio: 'pipe' });
+  it("answers nginx's own errors as problem details of the error catalogue, with a request id", () => {
+    const nginx = readFileSync(path.join(ROOT, 'deploy/nginx.conf'), 'utf8');
+    const pages = [...nginx.matchAll(/location = (\/\.proxy-errors\/[a-z-]+) \{\n([\s\S]*?)\n {4}\}/g)];
+    expect(pages.length).toBeGreaterThan(0);
+    for (const [, uri, body] of pages) {
+      expect({ uri, internal: /\binternal;/.test(body) }).toEqual({ uri, internal: true });
+      expect(body).toContain('default_type application/problem+json;');
+      expect(body).toContain('add_header X-Request-Id $request_id always;');
+      const [, status, json] = /return (\d{3}) '(.*)';/.exec(body)!;
+      const problem = JSON.parse(json);
+      const entry = ERROR_CATALOGUE[problem.code as ErrorCode];
+      expect({ uri, problem }).toEqual({
+        uri,
+        problem: {
+          type: problemType(problem.code),
+          title: entry?.title,
+          status: Number(status),
+          detail: expect.any(String),
+          code: problem.code,
+          request_id: '$request_id',
+        },
+      });
+      expect(entry?.status).toBe(Number(status));
+    }
+    // Every error_page points at one of those pages, with the status it answers.
+    for (const [, codes, status, uri] of nginx.matchAll(/error_page ([\d ]+) =(\d{3}) (\S+);/g)) {
+      const page = pages.find(([, candidate]) => candidate === uri);
+      expect({ codes, uri, answers: page && /return (\d{3})/.exec(page[2])![1] }).toEqual({
+        codes,
+        uri,
+        answers: status,
+      });
+    }
   });
 });

@@ -14,4 +14,5 @@ export * from './cluster-process';
 export * from './cli-account';
 export * from './captured-logger';
 export * from './rabbitmq-queues';
+export * from './scenario-workload';
 export * from './raw-http';

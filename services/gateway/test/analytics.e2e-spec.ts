@@ -1,3 +1,4 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '@app/errors';
 import { RpcClient } from '@app/messaging';
@@ -613,8 +614,9 @@ describe('analytics', () => {
     it('documents both endpoints, their parameters and examples', async () => {
       const res = await a.get('/openapi.json', { apiKey: null });
       expect(res.status).toBe(200);
-      const summaryOp = res.body.paths['/v1/analytics/summary'].get;
-      const seriesOp = res.body.paths['/v1/analytics/timeseries'].get;
+      const document = (await SwaggerParser.dereference(res.body)) as any;
+      const summaryOp = document.paths['/v1/analytics/summary'].get;
+      const seriesOp = document.paths['/v1/analytics/timeseries'].get;
       const names = (op: { parameters: Array<{ name: string; in: string }> }) =>
         op.parameters
           .filter((p) => p.in === 'query')
