@@ -227,7 +227,8 @@ describe('sliding-window limiter script (real Redis)', () => {
         const ttl = await redis.pttl(key);
         expect(ttl).toBeLessThanOrEqual(Math.ceil(windowMs + bucketMs));
       }
-      expect(calls).toBeGreaterThan(200);
+      // Several calls per bucket on average (how many fit in 700 ms depends on the machine's load).
+      expect(calls).toBeGreaterThan(4 * buckets);
       // The bound is reached, so the check is not vacuous.
       expect(maxLen).toBeGreaterThanOrEqual(buckets);
       // Nothing older than the window is left behind.
