@@ -5,7 +5,7 @@ import * as schemas from './config-schemas';
 import { loadConfig } from './load-config';
 
 /**
- * The README's configuration table and the schemas cannot drift: every variable of every schema
+ * The configuration table of docs/operations.md and the schemas cannot drift: every variable of every schema
  * is documented, with the default the schema really applies and the services that read it.
  */
 
@@ -30,9 +30,9 @@ function parseDefault(cell: string): DocumentedVariable['defaultFor'] {
 }
 
 function readmeTable(): DocumentedVariable[] {
-  const readme = readFileSync(path.resolve(__dirname, '../../../README.md'), 'utf8');
+  const readme = readFileSync(path.resolve(__dirname, '../../../docs/operations.md'), 'utf8');
   const section = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0];
-  if (!section) throw new Error('README.md has no "## Configuration" section');
+  if (!section) throw new Error('docs/operations.md has no "## Configuration" section');
   return section
     .split('\n')
     .filter((line) => /^\| `[A-Z0-9_]+` +\|/.test(line))
@@ -67,11 +67,11 @@ function defaults(type: z.ZodTypeAny, name: string, documented: string) {
   const shape = { [name]: type };
   const applied: unknown = loadConfig(shape, {})[name];
   const asDocumented: unknown =
-    documented === '' || documented === '—' ? undefined : loadConfig(shape, { [name]: documented })[name];
+    documented === '—' ? undefined : loadConfig(shape, { [name]: documented })[name];
   return { applied, asDocumented };
 }
 
-describe('README configuration table', () => {
+describe('configuration table (docs/operations.md)', () => {
   const documented = readmeTable();
   const variables = schemaVariables();
 
