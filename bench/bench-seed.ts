@@ -52,3 +52,12 @@ export async function seedAccount(
     await db.end();
   }
 }
+
+/** Drops and creates a bench database (`name`) through the admin connection, so every run starts empty. */
+export async function recreateDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+}

@@ -211,7 +211,7 @@ export async function runCli(
         print: (value) => output.stdout(`${JSON.stringify(value)}\n`),
         // Tell running gateways at once; if Redis is unreachable their caches expire within seconds.
         announce: (change) =>
-          announceAccountChange(config.REDIS_URL, config.REDIS_KEY_PREFIX, change).catch((error: Error) =>
+          announceAccountChange(config, config.REDIS_KEY_PREFIX, change).catch((error: Error) =>
             output.stderr(
               `warning: gateways not notified (${error.message}); the change applies within AUTH_CACHE_TTL_MS\n`,
             ),

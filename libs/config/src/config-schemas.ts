@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DATABASE_BOUND_DEFAULTS } from './database-bounds';
-import { boolean, integer, loadConfig, url } from './load-config';
+import { boolean, hostPortList, integer, loadConfig, url, urlList } from './load-config';
 
 /** One schema per concern; each service composes the ones it needs. Defaults are for local runs. */
 export const commonSchema = {
@@ -18,7 +18,8 @@ export const databaseSchema = {
 };
 
 export const amqpSchema = {
-  AMQP_URL: url(['amqp:', 'amqps:'], 'amqp://guest:guest@127.0.0.1:5672'),
+  /** One broker, or the nodes of a cluster comma-separated (a connection moves to a surviving node). */
+  AMQP_URL: urlList(['amqp:', 'amqps:'], 'amqp://guest:guest@127.0.0.1:5672'),
   /** Unacknowledged RPC commands one service replica holds at once. */
   AMQP_PREFETCH: integer(1, 1000, 32),
 };
@@ -26,6 +27,12 @@ export const amqpSchema = {
 export const redisSchema = {
   REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
   REDIS_KEY_PREFIX: z.string().default('cms:'),
+  /**
+   * Redis Sentinels (`host:port`, comma-separated): when set, the primary is the one they name
+   * REDIS_SENTINEL_NAME and REDIS_URL supplies only the credentials and database.
+   */
+  REDIS_SENTINELS: hostPortList(),
+  REDIS_SENTINEL_NAME: z.string().min(1).default('cms'),
 };
 
 export const rateLimitSchema = {
@@ -43,6 +50,24 @@ export const rateLimitSchema = {
   /** Longest a rate-limit check waits for Redis before the fail mode applies. */
   REDIS_TIMEOUT_MS: integer(10, 10_000, 250),
 };
+
+/**
+ * Origins browsers may call the API from (CORS), comma-separated, each `scheme://host[:port]`
+ * exactly as browsers send it in `Origin`; empty: none (the API is for servers).
+ */
+const corsOrigins = z
+  .string()
+  .default('')
+  .transform((text) =>
+    text
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+  )
+  .refine((origins) => origins.every((origin) => /^https?:\/\/[^/?#\s]+$/.test(origin)), {
+    message:
+      'must be comma-separated origins such as https://app.example.com (scheme://host[:port], no path)',
+  });
 
 /** The ops HTTP server of a service without a public port: /health/live, /health/ready, /metrics. */
 export const opsSchema = (defaultPort: number) => ({
@@ -72,6 +97,7 @@ export const gatewaySchema = {
   LOAD_SHED_MAX_IN_FLIGHT: integer(0, 1_000_000, 512),
   /** Event-loop delay (ms) from which new requests are answered 503 `overloaded` at once; 0: no bound. */
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: integer(0, 10_000, 200),
+  CORS_ORIGINS: corsOrigins,
   ...rateLimitSchema,
 };
 
@@ -80,7 +106,7 @@ export const conversationsSchema = {
   ...databaseSchema,
   ...amqpSchema,
   ...opsSchema(3101),
-  /** Fallback poll interval of the outbox relay; commits also wake it through LISTEN/NOTIFY. */
+  /** Poll interval of the outbox relay, for rows another replica wrote and did not relay (the committing replica wakes its own relay). */
   OUTBOX_POLL_MS: integer(10, 60_000, 1000),
   OUTBOX_BATCH_SIZE: integer(1, 10_000, 200),
   /** How long the relay lets commits gather after a wake-up before publishing them as one batch. */

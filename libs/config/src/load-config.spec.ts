@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { conversationsSchema, gatewaySchema, webhooksSchema } from './config-schemas';
-import { boolean, ConfigError, integer, loadConfig, url } from './load-config';
+import { boolean, ConfigError, hostPortList, integer, loadConfig, url, urlList } from './load-config';
 
 function configError(run: () => unknown): ConfigError {
   try {
@@ -145,5 +145,29 @@ describe('loadConfig', () => {
   it('works with any zod shape (the variable name is the key)', () => {
     const error = configError(() => loadConfig({ MY_SETTING: z.string().min(3) }, { MY_SETTING: 'ab' }));
     expect(error.problems).toEqual([expect.stringMatching(/^MY_SETTING: /)]);
+  });
+
+  it('takes a cluster as comma-separated URLs and Sentinels as host:port pairs, naming a bad item', () => {
+    const shape = { AMQP_URL: urlList(['amqp:'], 'amqp://a'), REDIS_SENTINELS: hostPortList() };
+    expect(
+      loadConfig(shape, {
+        AMQP_URL: 'amqp://a:5672, amqp://b:5673',
+        REDIS_SENTINELS: '127.0.0.1:26379,s2:26380',
+      }),
+    ).toEqual({
+      AMQP_URL: 'amqp://a:5672, amqp://b:5673',
+      REDIS_SENTINELS: [
+        { host: '127.0.0.1', port: 26379 },
+        { host: 's2', port: 26380 },
+      ],
+    });
+    expect(loadConfig(shape, {}).REDIS_SENTINELS).toEqual([]);
+    const error = configError(() =>
+      loadConfig(shape, { AMQP_URL: 'amqp://a,http://b', REDIS_SENTINELS: 's1:26379,s2' }),
+    );
+    expect(error.problems).toEqual([
+      expect.stringMatching(/^AMQP_URL: .*comma-separated/),
+      expect.stringMatching(/^REDIS_SENTINELS: "s2" is not host:port/),
+    ]);
   });
 });

@@ -37,17 +37,50 @@ export const boolean = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
 
+function hasProtocol(value: string, protocols: string[]): boolean {
+  try {
+    return protocols.includes(new URL(value.trim()).protocol);
+  } catch {
+    return false;
+  }
+}
+
 export const url = (protocols: string[], fallback: string) =>
   z
     .string()
     .default(fallback)
     .refine(
-      (value) => {
-        try {
-          return protocols.includes(new URL(value).protocol);
-        } catch {
-          return false;
-        }
-      },
+      (value) => hasProtocol(value, protocols),
       `must be a URL with protocol ${protocols.join(' or ')}`,
+    );
+
+/** One URL or several, comma-separated (the nodes of a cluster); kept as written. */
+export const urlList = (protocols: string[], fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine(
+      (value) => value.split(',').every((item) => hasProtocol(item, protocols)),
+      `must be URLs with protocol ${protocols.join(' or ')}, comma-separated`,
+    );
+
+/** `host:port` pairs, comma-separated (Redis Sentinels, say); empty by default. */
+export const hostPortList = () =>
+  z
+    .string()
+    .default('')
+    .transform((text, context) =>
+      text
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)
+        .map((item) => {
+          const match = /^([^\s:]+):(\d{1,5})$/.exec(item);
+          const port = Number(match?.[2]);
+          if (!match || port < 1 || port > 65_535) {
+            context.addIssue({ code: z.ZodIssueCode.custom, message: `"${item}" is not host:port` });
+            return { host: '', port: 0 };
+          }
+          return { host: match[1], port };
+        }),
     );

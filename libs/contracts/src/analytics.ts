@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FieldError } from '@app/errors';
 import { CanonicalStatus, MESSAGE_SENDERS, RenderedStatus } from './conversation-views';
-import { rpcOperation } from './rpc-envelope';
+import { rpcQuery } from './rpc-envelope';
 import { Nullable, Strict, StringEnum, Timestamp } from './schema-types';
 
 /** Analytics reads the conversations service answers (no command log, no events). */
@@ -176,8 +176,8 @@ export const AnalyticsTimeseriesView = Strict({
 export type AnalyticsTimeseriesView = Static<typeof AnalyticsTimeseriesView>;
 
 export const AnalyticsRpc = {
-  summary: rpcOperation('analytics.summary', AnalyticsSummaryQuery, AnalyticsSummaryView),
-  timeseries: rpcOperation('analytics.timeseries', AnalyticsTimeseriesQuery, AnalyticsTimeseriesView),
+  summary: rpcQuery('analytics.summary', AnalyticsSummaryQuery, AnalyticsSummaryView),
+  timeseries: rpcQuery('analytics.timeseries', AnalyticsTimeseriesQuery, AnalyticsTimeseriesView),
 };
 
 // The public API's query parameters; the gateway resolves them to the UTC range above.

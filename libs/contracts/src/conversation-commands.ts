@@ -7,9 +7,10 @@ import {
   ConversationWithMessagesView,
   LeadView,
   MESSAGE_SENDERS,
+  MessagePage,
   MessageView,
 } from './conversation-views';
-import { rpcOperation } from './rpc-envelope';
+import { rpcOperation, rpcQuery } from './rpc-envelope';
 import { Email, Integer, Metadata, Nullable, Strict, StringEnum, Text, Uuid } from './schema-types';
 
 /**
@@ -70,16 +71,65 @@ export const ConversationId = Uuid({
 });
 const conversationId = ConversationId;
 
+/** Filters and order of the conversation list besides `status` (DESIGN.md, "Integrator API"). */
+export const listFilterFields = {
+  created_after: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Only conversations created after this instant (ISO 8601 with an offset, exclusive).',
+      examples: ['2026-11-01T00:00:00Z'],
+    }),
+  ),
+  created_before: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Only conversations created before this instant (exclusive).',
+      examples: ['2026-12-01T00:00:00+01:00'],
+    }),
+  ),
+  updated_after: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'Only conversations changed after this instant (exclusive): what changed since a last sync.',
+      examples: ['2026-11-23T12:00:00Z'],
+    }),
+  ),
+  visitor_email: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: CONVERSATION_LIMITS.email,
+      description: 'Only conversations whose visitor has this email (exact, case aside).',
+      examples: ['ada@example.com'],
+    }),
+  ),
+  order: Type.Optional(
+    StringEnum(['desc', 'asc'] as const, {
+      description: 'By creation time: `desc` (newest first, the default) or `asc`.',
+    }),
+  ),
+};
+
 export const ListConversationsQuery = Strict({
   limit: Integer(1, PAGE_SIZE.max),
   offset: Integer(0, MAX_OFFSET),
   status: Type.Optional(CanonicalStatus),
+  ...listFilterFields,
   /** A sealed snapshot token (see list-snapshot.ts): rows created by transactions it does not see are hidden. */
   snapshot: Type.Optional(Type.String({ maxLength: 4096 })),
 });
 export type ListConversationsQuery = Static<typeof ListConversationsQuery>;
 
 export const GetConversationQuery = Strict({ conversationId });
+
+/** A page of a conversation's messages: positions after (asc) or before (desc) `afterPosition`. */
+export const ListMessagesQuery = Strict({
+  conversationId,
+  limit: Integer(1, PAGE_SIZE.max),
+  order: StringEnum(['asc', 'desc'] as const),
+  afterPosition: Type.Optional(Integer(-1, 2_147_483_647)),
+});
+export type ListMessagesQuery = Static<typeof ListMessagesQuery>;
 
 export const CreateConversationCommand = Strict({
   ...newConversationFields,
@@ -93,15 +143,41 @@ export type SendMessageCommand = Static<typeof SendMessageCommand>;
 export const ChangeStatusCommand = Strict({ conversationId, status: CanonicalStatus });
 export type ChangeStatusCommand = Static<typeof ChangeStatusCommand>;
 
+/**
+ * What PATCH may change, besides the status: the subject, the visitor (replaced whole; null clears
+ * it) and metadata (merged into the stored object; a key set to null is removed).
+ */
+export const editableFields = {
+  subject: newConversationFields.subject,
+  visitor: newConversationFields.visitor,
+  metadata: Type.Optional(
+    Metadata({
+      description:
+        'Merged into the stored metadata: keys given replace theirs, a key set to null is removed, others stay. The result keeps the metadata limits.',
+      examples: [{ order_id: 'A-1002', coupon: null }],
+    }),
+  ),
+};
+
+export const UpdateConversationCommand = Strict({
+  conversationId,
+  status: Type.Optional(CanonicalStatus),
+  ...editableFields,
+});
+export type UpdateConversationCommand = Static<typeof UpdateConversationCommand>;
+
 export const CaptureLeadCommand = Strict({ conversationId, ...visitorInputFields }, EMAIL_OR_PHONE);
 export type CaptureLeadCommand = Static<typeof CaptureLeadCommand>;
 
 /** Every operation of the conversations service: pattern, command schema, reply schema. */
 export const ConversationRpc = {
-  list: rpcOperation('conversations.list', ListConversationsQuery, ConversationPage),
-  get: rpcOperation('conversations.get', GetConversationQuery, ConversationWithMessagesView),
+  list: rpcQuery('conversations.list', ListConversationsQuery, ConversationPage),
+  get: rpcQuery('conversations.get', GetConversationQuery, ConversationWithMessagesView),
   create: rpcOperation('conversations.create', CreateConversationCommand, ConversationView),
   sendMessage: rpcOperation('conversations.send-message', SendMessageCommand, MessageView),
   changeStatus: rpcOperation('conversations.change-status', ChangeStatusCommand, ConversationView),
+  update: rpcOperation('conversations.update', UpdateConversationCommand, ConversationView),
   captureLead: rpcOperation('conversations.capture-lead', CaptureLeadCommand, LeadView),
+  getLead: rpcQuery('conversations.get-lead', GetConversationQuery, LeadView),
+  listMessages: rpcQuery('conversations.list-messages', ListMessagesQuery, MessagePage),
 };

@@ -1,6 +1,8 @@
 import { Type, type SchemaOptions, type Static } from '@sinclair/typebox';
 import { CONVERSATION_STATUSES, type ConversationStatus, DIALECTS, STATUS_NAMES } from '@app/dialects';
 import {
+  editableFields,
+  listFilterFields,
   EMAIL_OR_PHONE,
   MAX_OFFSET,
   MessageInput,
@@ -8,7 +10,7 @@ import {
   PAGE_SIZE,
   visitorInputFields,
 } from './conversation-commands';
-import { Integer, Strict } from './schema-types';
+import { Integer, Strict, StringEnum } from './schema-types';
 
 /**
  * The public API's request bodies and query parameters for conversations. Status values may be
@@ -42,9 +44,16 @@ export type CreateConversationBody = Static<typeof CreateConversationBody>;
 
 export const SendMessageBody = MessageInput;
 
-export const ChangeStatusBody = Strict({
-  status: StatusInput(CONVERSATION_STATUSES, { description: 'Target status, in any dialect.' }),
-});
+export const UpdateConversationBody = Strict(
+  {
+    status: Type.Optional(
+      StatusInput(CONVERSATION_STATUSES, { description: 'Target status, in any dialect.' }),
+    ),
+    ...editableFields,
+  },
+  { minProperties: 1, description: 'At least one of status, subject, visitor and metadata.' },
+);
+export type UpdateConversationBody = Static<typeof UpdateConversationBody>;
 
 export const CaptureLeadBody = Strict(visitorInputFields, {
   ...EMAIL_OR_PHONE,
@@ -69,6 +78,7 @@ export const ListConversationsParams = Strict({
   status: Type.Optional(
     StatusInput(CONVERSATION_STATUSES, { description: 'Filter, in any dialect (alias `stan`).' }),
   ),
+  ...listFilterFields,
   snapshot: Type.Optional(
     Type.String({
       minLength: 1,
@@ -78,3 +88,18 @@ export const ListConversationsParams = Strict({
   ),
 });
 export type ListConversationsParams = Static<typeof ListConversationsParams>;
+
+export const ListMessagesParams = Strict({
+  limit: Type.Optional(Integer(1, PAGE_SIZE.max, { description: 'Page size, default 20 (alias `had`).' })),
+  after: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: '`pagination.next` of the previous page: the page after it.',
+    }),
+  ),
+  order: Type.Optional(
+    StringEnum(['asc', 'desc'] as const, { description: '`asc` (oldest first, the default) or `desc`.' }),
+  ),
+});
+export type ListMessagesParams = Static<typeof ListMessagesParams>;

@@ -105,6 +105,24 @@ export const ConversationListResponse = Strict({
   }),
 });
 
+/** A page of messages between services: the page and the position to continue after, if any. */
+export const MessagePage = Strict({
+  data: Type.Array(MessageView),
+  nextAfterPosition: Nullable(Type.Integer()),
+});
+export type MessagePage = Static<typeof MessagePage>;
+
+export const MessagePageResponse = Strict({
+  data: Type.Array(MessageView),
+  pagination: Strict({
+    limit: Type.Integer({ minimum: 1, maximum: 100, examples: [20] }),
+    next: Nullable(Type.String(), {
+      description: 'Pass as `after` for the next page; null on the last page.',
+      examples: ['bTo0MA'],
+    }),
+  }),
+});
+
 export const LeadView = Strict({
   id: Uuid({ examples: ['c7a1d9e2-3b4f-4e5a-9c6d-7e8f9a0b1c2d'] }),
   conversation_id: CONVERSATION_ID,

@@ -15,6 +15,7 @@ export const DOMAIN_EVENT_TYPES = [
   'conversation.reopened',
   'conversation.status_changed',
   'message.sent',
+  'conversation.updated',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
@@ -30,6 +31,15 @@ export const DomainEventPayloads = {
   'conversation.reopened': conversationEvent,
   'conversation.status_changed': Strict({ conversation: ConversationView, previous_status: CanonicalStatus }),
   'message.sent': messageEvent,
+  'conversation.updated': Strict({
+    conversation: ConversationView,
+    changed: Type.Array(
+      Type.Union([Type.Literal('subject'), Type.Literal('visitor'), Type.Literal('metadata')]),
+      {
+        description: 'The fields whose value changed.',
+      },
+    ),
+  }),
 } satisfies Record<DomainEventType, unknown>;
 
 export type DomainEventData = { [T in DomainEventType]: Static<(typeof DomainEventPayloads)[T]> };

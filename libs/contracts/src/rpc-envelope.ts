@@ -13,6 +13,11 @@ export interface RpcRequest<T = unknown> {
   data: T;
   /** Set by the receiving transport when the broker delivers the command a second time. */
   redelivered?: boolean;
+  /**
+   * Set by the receiving transport: when the caller stops waiting (a `Date.now()` time, from the
+   * command's TTL), so database retries give up in time to answer 503 rather than be too late.
+   */
+  answerBy?: number;
 }
 
 export type RpcReply<T = unknown> = { ok: true; data: T } | { ok: false; error: ErrorPayload };
@@ -25,6 +30,8 @@ export interface RpcOperation<Command extends TSchema = TSchema, Reply extends T
   readonly pattern: string;
   readonly command: Command;
   readonly reply: Reply;
+  /** Changes nothing, so the service may run it again when its database connection broke. */
+  readonly readOnly?: boolean;
 }
 
 export const rpcOperation = <Command extends TSchema, Reply extends TSchema>(
@@ -32,6 +39,13 @@ export const rpcOperation = <Command extends TSchema, Reply extends TSchema>(
   command: Command,
   reply: Reply,
 ): RpcOperation<Command, Reply> => ({ pattern, command, reply });
+
+/** An operation that only reads. */
+export const rpcQuery = <Command extends TSchema, Reply extends TSchema>(
+  pattern: string,
+  command: Command,
+  reply: Reply,
+): RpcOperation<Command, Reply> => ({ pattern, command, reply, readOnly: true });
 
 export type CommandOf<Operation extends RpcOperation> = Static<Operation['command']>;
 export type ReplyOf<Operation extends RpcOperation> = Static<Operation['reply']>;

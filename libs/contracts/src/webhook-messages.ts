@@ -2,7 +2,7 @@ import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typeb
 import { DIALECTS, PUBLIC_EVENT_SPELLINGS, PUBLIC_EVENT_TYPES } from '@app/dialects';
 import { pageParams } from './conversation-requests';
 import { MAX_OFFSET, PAGE_SIZE } from './conversation-commands';
-import { rpcOperation } from './rpc-envelope';
+import { rpcOperation, rpcQuery } from './rpc-envelope';
 import { Integer, Nullable, Strict, StringEnum, Text, Timestamp, Uuid } from './schema-types';
 import { ALL_EVENTS, DELIVERY_STATUSES, SUBSCRIPTION_STATUSES, WEBHOOK_TEST_EVENT } from './webhooks';
 
@@ -191,14 +191,14 @@ export const DeliveryListResponse = Strict({ data: Type.Array(DeliveryResponse),
 /** Every operation of the webhooks service: pattern, command schema, reply schema. */
 export const WebhookRpc = {
   create: rpcOperation('webhooks.create', CreateWebhookCommand, WebhookWithSecretView),
-  list: rpcOperation('webhooks.list', ListWebhooksQuery, WebhookPage),
-  get: rpcOperation('webhooks.get', WebhookRef, WebhookView),
+  list: rpcQuery('webhooks.list', ListWebhooksQuery, WebhookPage),
+  get: rpcQuery('webhooks.get', WebhookRef, WebhookView),
   update: rpcOperation('webhooks.update', UpdateWebhookCommand, WebhookView),
   delete: rpcOperation('webhooks.delete', WebhookRef, Type.Null()),
   rotateSecret: rpcOperation('webhooks.rotate-secret', WebhookRef, WebhookWithSecretView),
   test: rpcOperation('webhooks.test', WebhookRef, DeliveryView),
-  listDeliveries: rpcOperation('webhooks.list-deliveries', ListDeliveriesQuery, DeliveryPage),
-  getDelivery: rpcOperation('webhooks.get-delivery', DeliveryRef, DeliveryWithAttemptsView),
+  listDeliveries: rpcQuery('webhooks.list-deliveries', ListDeliveriesQuery, DeliveryPage),
+  getDelivery: rpcQuery('webhooks.get-delivery', DeliveryRef, DeliveryWithAttemptsView),
   retryDelivery: rpcOperation('webhooks.retry-delivery', DeliveryRef, DeliveryView),
 };
 

@@ -1,6 +1,7 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJsonHash, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
+import { retryWhileDatabaseUnavailable } from './failover-retry';
 import { execute, prepare, PreparedStatement } from './prepared-statement';
 
 /** Raised inside the transaction when a concurrent copy of the command committed first. */
@@ -95,17 +96,22 @@ export class CommandLog {
     );
   }
 
+  /**
+   * A lost connection (a Postgres failover) is retried: the command id makes every attempt after a
+   * commit that did happen end in AlreadyApplied, so the first reply is returned, never a second write.
+   */
   private async once<T>(request: RpcRequest, apply: (command: CommandRecord) => Promise<T>): Promise<T> {
     const command = commandRecord(request);
+    const retry = { answerBy: request.answerBy };
     if (request.redelivered) {
-      const stored = await this.storedCommand<T>(command);
+      const stored = await retryWhileDatabaseUnavailable(() => this.storedCommand<T>(command), retry);
       if (stored) return replyFor(stored, command);
     }
     try {
-      return await apply(command);
+      return await retryWhileDatabaseUnavailable(() => apply(command), retry);
     } catch (error) {
       if (!(error instanceof AlreadyApplied) && !(error instanceof DomainError)) throw error;
-      const first = await this.storedCommand<T>(command);
+      const first = await retryWhileDatabaseUnavailable(() => this.storedCommand<T>(command), retry);
       if (first) return replyFor(first, command);
       if (error instanceof AlreadyApplied) throw new Error(`command ${command.id} vanished after a conflict`);
       throw error;

@@ -16,7 +16,7 @@ const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 const CLIENT_TIMEOUT_SLACK_MS = 100;
 
 /**
- * The time bounds of every connection (README, Configuration): a statement runs at most
+ * The time bounds of every connection (docs/operations.md, Configuration): a statement runs at most
  * DATABASE_QUERY_TIMEOUT_MS (Postgres cancels it; if Postgres says nothing at all, the client gives
  * up just after and drops the connection), and getting a connection from the pool, or opening
  * one, takes at most DATABASE_CONNECT_TIMEOUT_MS.

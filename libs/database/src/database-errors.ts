@@ -3,9 +3,10 @@ import { DomainError } from '@app/errors';
 /**
  * SQLSTATE classes and codes that mean "the database cannot serve this now", not "this request
  * is wrong": connection exceptions (08), the server shutting down or starting (57P01-57P03),
- * too many connections (53300), and a statement cancelled by statement_timeout (57014).
+ * too many connections (53300), a statement cancelled by statement_timeout (57014), and a write
+ * that reached a server no longer (or not yet) the leader (25006, read-only transaction).
  */
-const UNAVAILABLE_SQLSTATES = new Set(['53300', '57014', '57P01', '57P02', '57P03']);
+const UNAVAILABLE_SQLSTATES = new Set(['53300', '57014', '57P01', '57P02', '57P03', '25006']);
 
 /** Socket errors of a connection that cannot be made or was lost. */
 const UNAVAILABLE_SOCKET_ERRORS = new Set([
@@ -41,6 +42,26 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     return true;
   const message = typeof failure.message === 'string' ? failure.message : '';
   return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message));
+}
+
+/**
+ * Errors of a connection that broke or could not be made at once, as during a leader change: the
+ * old leader shut down (57P01/57P02) or refused, a replica not yet promoted answered (57P03,
+ * 25006 read-only transaction), the socket was reset. Not timeouts: a dependency that is slow has
+ * already used the caller's time, and trying again would only outlast the caller.
+ */
+const CONNECTION_LOST_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006']);
+const CONNECTION_LOST_SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
+const CONNECTION_LOST_MESSAGES = [/^Connection terminated unexpectedly/i, /^Connection ended/i];
+
+export function isConnectionLost(error: unknown): boolean {
+  const failure = error as { code?: unknown; message?: unknown; driverError?: unknown } | undefined;
+  if (!failure || typeof failure !== 'object') return false;
+  if (failure.driverError && isConnectionLost(failure.driverError)) return true;
+  const code = typeof failure.code === 'string' ? failure.code : '';
+  if (CONNECTION_LOST_SQLSTATES.has(code) || CONNECTION_LOST_SOCKET_ERRORS.has(code)) return true;
+  const message = typeof failure.message === 'string' ? failure.message : '';
+  return CONNECTION_LOST_MESSAGES.some((pattern) => pattern.test(message));
 }
 
 export function databaseUnavailable(): DomainError {

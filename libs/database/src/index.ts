@@ -5,3 +5,4 @@ export * from './periodic-task';
 export * from './prepared-statement';
 export * from './command-log';
 export * from './database-errors';
+export * from './failover-retry';

@@ -79,6 +79,11 @@ export const ERROR_CATALOGUE = {
     title: 'Unsupported media type',
     help: 'Bodies must be uncompressed UTF-8 JSON with `Content-Type: application/json` (no other Content-Encoding or charset).',
   },
+  conversation_too_large: {
+    status: 422,
+    title: 'Conversation too large to read whole',
+    help: 'The conversation has more messages than one response carries (50,000). Read them in pages with `GET /v1/conversations/{id}/messages`.',
+  },
   idempotency_key_reused: {
     status: 422,
     title: 'Idempotency key reused',

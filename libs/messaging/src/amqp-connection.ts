@@ -3,18 +3,30 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 
 /**
+ * AMQP_URL names one broker or, comma-separated, the nodes of a cluster: the connection goes to
+ * the first that answers and, when its node dies, reconnects to another (amqp-connection-manager
+ * walks the list round-robin).
+ */
+export function brokerUrls(amqpUrl: string): string[] {
+  return amqpUrl
+    .split(',')
+    .map((url) => url.trim())
+    .filter(Boolean);
+}
+
+/**
  * A self-healing AMQP connection. Nagle's algorithm is switched off: amqplib leaves it on, which
  * triples request/reply p99 (DESIGN.md, Performance).
  */
 export function connectAmqp(url: string, name: string, logger: Logger): AmqpConnectionManager {
-  const connection = amqp.connect([url], {
+  const connection = amqp.connect(brokerUrls(url), {
     heartbeatIntervalInSeconds: 5,
     reconnectTimeInSeconds: 1,
     connectionOptions: { noDelay: true, clientProperties: { connection_name: name } },
   });
-  connection.on('connect', ({ connection: model }) => {
+  connection.on('connect', ({ connection: model, url: node }) => {
     coalesceWrites((model as unknown as { connection: { stream: Socket } }).connection.stream);
-    logger.info({ broker: redact(url) }, 'amqp connected');
+    logger.info({ broker: redact(String(node)) }, 'amqp connected');
   });
   connection.on('disconnect', ({ err }) => logger.warn({ err: err?.message }, 'amqp disconnected'));
   connection.on('connectFailed', ({ err }) => logger.warn({ err: err?.message }, 'amqp connection failed'));

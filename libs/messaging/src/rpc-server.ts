@@ -4,11 +4,11 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import { lastValueFrom } from 'rxjs';
 import type { Logger } from 'pino';
 import { parseWith, type RpcOperation, type RpcReply, type RpcRequest } from '@app/contracts';
-import { databaseUnavailable, isDatabaseUnavailable } from '@app/database';
+import { databaseUnavailable, isDatabaseUnavailable, retryWhileDatabaseUnavailable } from '@app/database';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
 import { requestContext } from '@app/observability';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
-import { PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
+import { DEAD_LETTER_QUEUE_OPTIONS, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
 
 export interface RpcServerOptions {
   connection: AmqpConnectionManager;
@@ -56,7 +56,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       confirm: false,
       setup: async (channel: Channel) => {
         await channel.assertQueue(queue, RPC_QUEUE_OPTIONS);
-        await channel.assertQueue(deadLetterQueue, { durable: true });
+        await channel.assertQueue(deadLetterQueue, DEAD_LETTER_QUEUE_OPTIONS);
         await channel.assertExchange(this.options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
         await channel.prefetch(prefetch);
         const { consumerTag } = await channel.consume(
@@ -117,7 +117,11 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     }
     const context = { request_id: request.requestId, account_id: request.accountId };
     const reply = await requestContext.run(context, () =>
-      this.dispatch({ ...request, redelivered: message.fields.redelivered }),
+      this.dispatch({
+        ...request,
+        redelivered: message.fields.redelivered,
+        answerBy: answerBy(message),
+      }),
     );
     try {
       if (replyTo) {
@@ -183,9 +187,12 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     }
     try {
       const command = { ...request, data: parseWith(operation.command, request.data) };
-      const data = await lastValueFrom(this.transformToObservable(await handler(command)), {
-        defaultValue: null,
-      });
+      const call = async () =>
+        lastValueFrom(this.transformToObservable(await handler(command)), { defaultValue: null });
+      // A read is run again while the database fails over; writes retry inside the command log.
+      const data = await (operation.readOnly
+        ? retryWhileDatabaseUnavailable(call, { answerBy: request.answerBy })
+        : call());
       return { ok: true, data };
     } catch (error) {
       if (error instanceof DomainError) return { ok: false, error: error.toPayload() };
@@ -240,4 +247,10 @@ function parseRequest(content: Buffer): RpcRequest | undefined {
     // fall through
   }
   return undefined;
+}
+
+/** The caller's deadline: the command's TTL (its caller's timeout) from now, at the latest. */
+function answerBy(message: ConsumeMessage): number | undefined {
+  const ttl = Number(message.properties.expiration);
+  return Number.isFinite(ttl) && ttl > 0 ? Date.now() + ttl : undefined;
 }

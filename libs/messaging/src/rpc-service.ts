@@ -14,6 +14,8 @@ import {
   startOpsServer,
 } from '@app/observability';
 import { connectAmqp } from './amqp-connection';
+import { declareQueues, type QueueDeclaration } from './quorum-migration';
+import { DEAD_LETTER_QUEUE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
 import { PassThroughRpcFilter } from './pass-through-rpc.filter';
 import { RpcServerMetrics } from './rpc-metrics';
 import { RpcServer } from './rpc-server';
@@ -41,6 +43,8 @@ export interface RpcServiceDefinition {
   schema: string;
   migrations: DataSourceOptions;
   queues: { queue: string; deadLetterQueue: string; presenceExchange: string };
+  /** Further queues the service owns (declared, and migrated if need be, before it starts). */
+  otherQueues?: QueueDeclaration[];
   /** Every operation the service answers, by group (`[ConversationRpc, AnalyticsRpc]`). */
   operations: Array<Record<string, RpcOperation>>;
   module: (amqp: AmqpConnectionManager, registry: Registry) => DynamicModule;
@@ -64,6 +68,11 @@ export interface RunningRpcService {
 export async function startRpcService(definition: RpcServiceDefinition): Promise<RunningRpcService> {
   const { name, config, logger } = definition;
   if (config.RUN_MIGRATIONS) await prepareDatabase(definition.migrations, definition.schema, logger);
+  await declareQueues(
+    config.AMQP_URL,
+    [...rpcQueueDeclarations(definition.queues), ...(definition.otherQueues ?? [])],
+    logger,
+  );
   const amqp = connectAmqp(config.AMQP_URL, name, logger);
   const registry = createMetricsRegistry();
   const app = await NestFactory.createMicroservice(definition.module(amqp, registry), {
@@ -98,4 +107,15 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
       await amqp.close();
     },
   };
+}
+
+/** An RPC queue and its dead-letter queue as declared by the service that serves them. */
+export function rpcQueueDeclarations(queues: {
+  queue: string;
+  deadLetterQueue?: string;
+}): QueueDeclaration[] {
+  return [
+    { name: queues.queue, options: RPC_QUEUE_OPTIONS },
+    ...(queues.deadLetterQueue ? [{ name: queues.deadLetterQueue, options: DEAD_LETTER_QUEUE_OPTIONS }] : []),
+  ];
 }

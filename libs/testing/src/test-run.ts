@@ -20,18 +20,24 @@ export function databaseUrlFor(runId: string): string {
   return url.toString();
 }
 
+/** The run's vhost on the broker, or on every node of a cluster (comma-separated URLs). */
 export function amqpUrlFor(runId: string): string {
-  return `${AMQP_BASE_URL.replace(/\/$/, '')}/${runId}`;
+  return AMQP_BASE_URL.split(',')
+    .map((url) => `${url.trim().replace(/\/$/, '')}/${runId}`)
+    .join(',');
 }
+
+/** The HA testbed points this at its own cluster's rabbitmqctl (scripts/ha/rabbitmqctl.sh). */
+const RABBITMQCTL = process.env.TEST_RABBITMQCTL ?? 'rabbitmqctl';
 
 /** A RabbitMQ virtual host of its own (the guest user may use it), so nobody else's consumers see its queues. */
 export function createVhost(name: string): void {
-  execFileSync('rabbitmqctl', ['-q', 'add_vhost', name], { stdio: 'ignore' });
-  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'], {
+  execFileSync(RABBITMQCTL, ['-q', 'add_vhost', name], { stdio: 'ignore' });
+  execFileSync(RABBITMQCTL, ['-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'], {
     stdio: 'ignore',
   });
 }
 
 export function deleteVhost(name: string): void {
-  execFileSync('rabbitmqctl', ['-q', 'delete_vhost', name], { stdio: 'ignore' });
+  execFileSync(RABBITMQCTL, ['-q', 'delete_vhost', name], { stdio: 'ignore' });
 }

@@ -10,7 +10,7 @@ import { EventQueue } from './event-queue';
 import { ReceivedWebhook, ReceiverContainer } from './receiver-container';
 
 /**
- * docker-compose.yml run for real (issue 12), as the README tells users to run it: built and
+ * docker-compose.yml run for real (issue 12), as docs/scaling.md tells users to run it: built and
  * started with `docker compose up --build -d --wait`, an account created with the CLI inside a
  * container, every operation driven through the nginx proxy on 127.0.0.1:3000 in all three
  * dialects, a webhook delivered to a receiver container on the project's network and the events
@@ -88,7 +88,7 @@ function expectStatus(response: ApiResponse, status: number): void {
 const language = (tag: string) => ({ headers: { 'accept-language': tag } });
 
 /**
- * The README's way to run the CLI. Without --no-deps, `run` brings the services the gateway
+ * The documented way (docs/scaling.md) to run the CLI. Without --no-deps, `run` brings the services the gateway
  * depends on back to one replica each, stopping the others of a scaled stack.
  */
 const CLI = ['run', '--rm', '--no-deps', 'gateway', 'node', 'dist/scripts/cli.js'];
@@ -118,7 +118,7 @@ function portInUse(port: number): Promise<boolean> {
 describe('docker compose: the stack users deploy', () => {
   let receiver: ReceiverContainer;
   let queue: EventQueue;
-  /** The account the README's CLI command created, used by the walk through every operation. */
+  /** The account the documented CLI command created, used by the walk through every operation. */
   let walkAccount: { accountId: string; apiKey: string };
 
   beforeAll(async () => {
@@ -192,9 +192,9 @@ describe('docker compose: the stack users deploy', () => {
       expect(modules.stdout.split(/\s+/)).not.toContain(devOnly);
   });
 
-  it('creates an account with the CLI inside a container, exactly as the README shows', async () => {
+  it('creates an account with the CLI inside a container, exactly as docs/scaling.md shows', async () => {
     const command = `docker compose ${CLI.join(' ')} accounts:create --name Acme --plan trial`;
-    expect(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).toContain(command);
+    expect(readFileSync(path.join(ROOT, 'docs/scaling.md'), 'utf8')).toContain(command);
     const account = await cli('accounts:create', '--name', 'Acme', '--plan', 'trial');
     expect(account).toEqual({
       accountId: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -302,6 +302,27 @@ describe('docker compose: the stack users deploy', () => {
         await api.post(`/v1/rozmowy/${pendingPl.body.id}/lead`, { phone: '+48 22 123 45 67' }),
         201,
       );
+
+      // The captured lead, read back in English and under the Polish path.
+      const lead = await api.get(`/v1/conversations/${id}/lead`);
+      expectStatus(lead, 200);
+      expect(lead.body).toMatchObject({ name: 'Ada', email: 'ada@example.com' });
+      expect((await api.get(`/v1/rozmowy/${pendingPl.body.id}/lead`)).body.phone).toBe('+48 22 123 45 67');
+
+      // The messages, paged: oldest first, then newest first under the Polish path.
+      const firstPage = await api.get(`/v1/conversations/${id}/messages?limit=2`);
+      expectStatus(firstPage, 200);
+      expect(firstPage.body.data.map((m: { content: string }) => m.content)).toEqual([
+        'Hi!',
+        `via ${sends[0][0]}`,
+      ]);
+      const secondPage = await api.get(
+        `/v1/conversations/${id}/messages?limit=2&after=${encodeURIComponent(firstPage.body.pagination.next)}`,
+      );
+      expect(secondPage.body.data.map((m: { sender: string }) => m.sender)).toEqual(['visitor', 'bot']);
+      const newest = await api.get(`/v1/rozmowy/${id}/wiadomości?limit=1&order=desc`);
+      expectStatus(newest, 200);
+      expect(newest.body.data.map((m: { content: string }) => m.content)).toEqual([`via ${sends[4][0]}`]);
 
       // Transitions: close, reopen with a Malay value (answered in Malay), close with a Polish one.
       const closed = await api.patch(`/v1/conversations/${id}`, { status: 'closed' });

@@ -9,6 +9,9 @@ import { InitialSchema1763856000000 } from './migrations/1763856000000-initial-s
 import { AnalyticsRollups1764000000000 } from './migrations/1764000000000-analytics-rollups';
 import { CommandPayloads1764200000001 } from './migrations/1764200000001-command-payloads';
 import { ListSnapshotKeys1764200000002 } from './migrations/1764200000002-list-snapshot-keys';
+import { OutboxWakeInProcess1764300000000 } from './migrations/1764300000000-outbox-wake-in-process';
+import { ListFilterIndexes1764300000001 } from './migrations/1764300000001-list-filter-indexes';
+import { ListCountIndex1764300000002 } from './migrations/1764300000002-list-count-index';
 import { OutboxEventEntity } from './outbox/outbox-event.entity';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
@@ -31,6 +34,9 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       AnalyticsRollups1764000000000,
       CommandPayloads1764200000001,
       ListSnapshotKeys1764200000002,
+      OutboxWakeInProcess1764300000000,
+      ListFilterIndexes1764300000001,
+      ListCountIndex1764300000002,
     ],
   } as DataSourceOptions;
 }

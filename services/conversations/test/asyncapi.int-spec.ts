@@ -133,10 +133,12 @@ describe('AsyncAPI document', () => {
         () => api.patch(`/v1/conversations/${id}`, { status: 'closed' }),
         () => api.patch(`/v1/conversations/${id}`, { status: 'active' }),
         () => api.post(`/v1/conversations/${id}/lead`, { phone: '+48 22 123 45 67' }),
+        () =>
+          api.patch(`/v1/conversations/${id}`, { subject: 'Pricing', metadata: { page: null, plan: 'pro' } }),
       ];
       for (const step of steps) expect((await step()).status).toBeLessThan(300);
 
-      const events = await tap.waitForAccount(account.accountId, 7);
+      const events = await tap.waitForAccount(account.accountId, 8);
       expect(new Set(events.map(({ event }) => event.type))).toEqual(new Set(DOMAIN_EVENT_TYPES));
       const attributes = Object.keys(document.components.schemas.CloudEventEnvelope.properties);
       for (const { event } of events) {

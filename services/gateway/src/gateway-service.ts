@@ -4,12 +4,14 @@ import Fastify from 'fastify';
 import Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
+import { CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE } from '@app/contracts';
 import { DatabaseSettings, prepareDatabase } from '@app/database';
-import { connectAmqp, RpcClient } from '@app/messaging';
+import { connectAmqp, declareQueues, RpcClient, rpcQueueDeclarations } from '@app/messaging';
 import { createMetricsRegistry, PinoNestLogger } from '@app/observability';
 import { subscribeToAccountChanges } from './accounts/account-changes';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { connectRedis } from './rate-limit/redis-connection';
+import { openRedis } from './redis-endpoint';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { registerRequestDeadline } from './deadline/request-deadline';
@@ -24,6 +26,8 @@ import { registerJsonBodies } from './http/json-body';
 import { ProblemFilter } from './http/problem.filter';
 import { registerRequestIdHeader, requestIdFor } from './http/request-id';
 import { registerRequestLog, withRequestLine } from './http/request-logging';
+import { registerCors } from './http/cors';
+import { registerResponseSerialization } from './http/serialization';
 import { registerSchemaValidation } from './http/validation';
 import { IdempotencyHooks } from './idempotency/idempotency-hooks';
 import { LoadShedder } from './load-shedding/load-shedding';
@@ -51,10 +55,15 @@ export async function migrateGateway(config: DatabaseSettings, logger: Logger): 
 /** The public HTTP API: migrates its schema, connects to RabbitMQ and listens on PORT. */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   await migrateGateway(config, logger);
+  await declareQueues(
+    config.AMQP_URL,
+    [CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE].flatMap((queue) => rpcQueueDeclarations({ queue })),
+    logger,
+  );
   const amqp = connectAmqp(config.AMQP_URL, 'gateway', logger);
   const redis = connectRedis(config);
   // No ready check (INFO) on the subscriber: after a reconnect it is already in subscriber mode.
-  const subscriber = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null, enableReadyCheck: false });
+  const subscriber = openRedis(config, { maxRetriesPerRequest: null, enableReadyCheck: false });
   for (const client of [redis, subscriber]) {
     client.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis connection error'));
   }
@@ -106,10 +115,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const fastify = app.getHttpAdapter().getInstance();
   registerRequestDeadline(fastify, config.RPC_TIMEOUT_MS);
   registerRequestIdHeader(fastify);
+  registerCors(fastify, config.CORS_ORIGINS);
   registerRequestLog(fastify, logger);
   registerHttpMetrics(fastify, registry);
   registerJsonBodies(fastify);
   registerSchemaValidation(fastify);
+  registerResponseSerialization(fastify);
   registerApiRoutes(fastify, admission);
   app.get(IdempotencyHooks).register(fastify);
   const drainConnections = registerConnectionDrain(fastify, config.SHUTDOWN_DRAIN_MS, app.get(DrainState));

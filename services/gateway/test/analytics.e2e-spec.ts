@@ -6,7 +6,7 @@ import { ApiClient, ApiResponse, TestStack } from '@app/testing';
 import { AnalyticsCompactionJob } from '../../conversations/src/analytics/analytics-compaction.job';
 
 /**
- * Analytics (README, "Analytics"): a fixture written straight into the conversations schema with
+ * Analytics (docs/analytics.md): a fixture written straight into the conversations schema with
  * chosen timestamps (the rollup triggers keep the rollups in step with it, as with any write),
  * whose figures are computed by hand below; the same figures through the API as they happen;
  * tenant isolation; every invalid parameter; and a randomised comparison with the raw data.

@@ -330,7 +330,7 @@ describe('bad input', () => {
       ...wrong('status', [...NOT_STRINGS, null, '', 'bogus', 'open', 'active '.repeat(10)], (v) => ({
         status: v,
       })),
-      ['status', {}],
+      ['body', {}],
     ];
     const LEAD: FieldCase[] = [
       ...wrong('name', NOT_STRINGS, (v) => ({ name: v, email: 'lead@example.com' })),
@@ -659,7 +659,7 @@ describe('bad input', () => {
       ['%00=1', '\u0000'],
       ['status[]=active', 'status[]'],
       ['sort=newest', 'sort'],
-      ['created_after=2026-01-01', 'created_after'],
+      ['createdAfter=2026-01-01T00:00:00Z', 'createdAfter'],
     ];
     it.each(UNKNOWN)('unknown parameter %s is a 400 naming it', async (query, field) => {
       const res = await account.api.get(`/v1/conversations?limit=100&${query}`);

@@ -78,10 +78,12 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
         REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}faults:`,
         RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS),
       },
-      // Longer than RPC_TIMEOUT_MS: a command held up by a stall is still applied once it ends.
+      // Longer than RPC_TIMEOUT_MS: a command held up by a stall is still applied once it ends,
+      // whether it waits on a pooled connection's query or on opening a new connection.
       conversations: {
         DATABASE_URL: conversationsDatabase.route(process.env.DATABASE_URL!),
         DATABASE_QUERY_TIMEOUT_MS: '8000',
+        DATABASE_CONNECT_TIMEOUT_MS: '8000',
       },
     });
   });

@@ -246,7 +246,7 @@ describe('hostile input', () => {
     it.each([
       ['PUT', () => `/v1/conversations/${conversationId}`, 'GET, HEAD, PATCH'],
       ['DELETE', () => '/v1/conversations', 'GET, HEAD, POST'],
-      ['GET', () => `/v1/rozmowy/${conversationId}/wiadomości`, 'POST'],
+      ['DELETE', () => `/v1/rozmowy/${conversationId}/wiadomości`, 'GET, HEAD, POST'],
       ['PATCH', () => '/v1/webhooks', 'GET, HEAD, POST'],
     ])('%s %s is 405 method_not_allowed with Allow', async (method, path, allow) => {
       const res = await account.api.request(method, path(), { contract: false });

@@ -146,7 +146,7 @@ describe('OpenAPI document', () => {
       expect.arrayContaining(['listConversations', 'sendMessage', 'createWebhook', 'getAnalyticsSummary']),
     );
     const polish = operations.filter((op) => op.path.startsWith('/v1/rozmowy'));
-    expect(polish.length).toBe(6);
+    expect(polish.length).toBe(8);
     for (const op of polish) {
       expect(op.operationId).toMatch(/Pl$/);
       expect(op.tags).toEqual(['conversations (Polish paths)']);

@@ -50,7 +50,7 @@ describe('overload: a real gateway at 2x and 4x its sustainable rate', () => {
       RATE_LIMIT_BUSINESS: '1000000000',
       AUTH_CACHE_TTL_MS: String(AUTH_CACHE_TTL_MS),
       DATABASE_POOL_SIZE: '4',
-      // Sized as README says (throughput x accepted queueing): this shared 2-core machine serves
+      // Sized as docs/operations.md says (throughput x accepted queueing): this shared 2-core machine serves
       // some 300-900 req/s, so 64 in flight is at most ~0.2 s of queue.
       LOAD_SHED_MAX_IN_FLIGHT: '64',
     });

@@ -175,10 +175,10 @@ describe('status transitions', () => {
       expect(await read(before.id)).toEqual(before);
     });
 
-    it('PATCH without a status: 400 on "status"', async () => {
+    it('PATCH naming no field at all: 400 on the body', async () => {
       const before = await conversationIn('pending');
       const path = `/v1/rozmowy/${before.id}`;
-      expectValidation(await api.patch(path, {}), path, ['status']);
+      expectValidation(await api.patch(path, {}), path, ['body']);
       expect(await read(before.id)).toEqual(before);
     });
 

@@ -10,7 +10,7 @@ import { RunningRpcService, startRpcService } from '@app/messaging';
 import { Dispatcher } from './delivery/dispatcher';
 import { TargetPolicy } from './delivery/target-policy';
 import { WebhookSender } from './delivery/webhook-sender';
-import { EventConsumer } from './fan-out/event-consumer';
+import { EVENT_QUEUE_DECLARATIONS, EventConsumer } from './fan-out/event-consumer';
 import { webhooksDataSourceOptions, WEBHOOKS_SCHEMA } from './data-source';
 import { WebhooksAppModule } from './webhooks-app.module';
 
@@ -36,6 +36,7 @@ export function startWebhooksService(
     logger,
     schema: WEBHOOKS_SCHEMA,
     migrations: webhooksDataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }),
+    otherQueues: EVENT_QUEUE_DECLARATIONS,
     queues: {
       queue: WEBHOOKS_RPC_QUEUE,
       deadLetterQueue: WEBHOOKS_RPC_DEAD_LETTER_QUEUE,

@@ -1,7 +1,7 @@
 import { prepare } from '@app/database';
 
 /**
- * Analytics reads (README, "Analytics"). Counts come from the 15-minute rollup slots that lie
+ * Analytics reads (docs/analytics.md). Counts come from the 15-minute rollup slots that lie
  * wholly inside [from, to), plus the raw rows of the at most two slots cut by `from` and `to`
  * (an index range scan of under 15 minutes each), so they are exact for any instant; durations
  * come from the per-close and per-conversation tables. One statement: one snapshot.

@@ -34,6 +34,21 @@ export class ConversationsHandler {
     return this.service.changeStatus(request);
   }
 
+  @HandlesRpc(ConversationRpc.update)
+  update(@Payload() request: RpcCall<typeof ConversationRpc.update>) {
+    return this.service.update(request);
+  }
+
+  @HandlesRpc(ConversationRpc.listMessages)
+  listMessages(@Payload() request: RpcCall<typeof ConversationRpc.listMessages>) {
+    return this.service.listMessages(request);
+  }
+
+  @HandlesRpc(ConversationRpc.getLead)
+  getLead(@Payload() request: RpcCall<typeof ConversationRpc.getLead>) {
+    return this.service.getLead(request);
+  }
+
   @HandlesRpc(ConversationRpc.captureLead)
   captureLead(@Payload() request: RpcCall<typeof ConversationRpc.captureLead>) {
     return this.service.captureLead(request);

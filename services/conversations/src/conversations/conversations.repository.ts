@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ConversationStatus } from '@app/dialects';
-import type { ListConversationsQuery, MessageSender } from '@app/contracts';
+import type { LeadView, ListConversationsQuery, MessageSender } from '@app/contracts';
 import { CommandRecord, execute } from '@app/database';
 import { ConversationRow, MessageRow } from './conversation-row';
-import { SQL } from './conversations.sql';
+import { listPage, SQL } from './conversations.sql';
 
 export interface ConversationPageRows {
   rows: ConversationRow[];
@@ -25,21 +25,32 @@ export interface NewConversationRow {
  * All SQL of conversations, messages and leads. Every method takes the account id, so a query
  * that forgets the tenant cannot be written. Writes take the caller's transaction.
  */
+/**
+ * The most messages one read of a conversation returns (about 13 MB of JSON, served in under a
+ * second here; BENCHMARKS.md): a longer one is read in pages, never sent half or lost in transit.
+ */
+export const MAX_MESSAGES_PER_READ = 50_000;
+
 @Injectable()
 export class ConversationsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * One page, newest first, as of `snapshot` (a pg_snapshot; the statement's own for a first
-   * page). Rows whose creating transaction the snapshot does not see are hidden, so offsets stay
-   * stable while others create conversations. The total is the per-status counters minus the few
-   * rows the snapshot does not see, so it costs the same for 10 or 10 million conversations.
+   * One page, newest first unless `order` is asc, as of `snapshot` (a pg_snapshot; the statement's
+   * own for a first page). Rows whose creating transaction the snapshot does not see are hidden, so
+   * offsets stay stable while others create conversations (changes to `updated_at` still move rows
+   * in or out of an `updated_after` filter).
    */
   async listPage(accountId: string, query: ListConversationsQuery): Promise<ConversationPageRows> {
-    const params: unknown[] = [accountId, query.limit, query.offset, query.snapshot ?? null];
-    if (query.status) params.push(query.status);
+    const { statement, values } = listPage(query, query.order ?? 'desc');
     const rows: Array<ConversationRow & { total: string; snapshot: string; id: string | null }> =
-      await execute(this.db, query.status ? SQL.listPageWithStatus : SQL.listPage, params);
+      await execute(this.db, statement, [
+        accountId,
+        query.limit,
+        query.offset,
+        query.snapshot ?? null,
+        ...values,
+      ]);
     return {
       total: Number(rows[0].total),
       snapshot: rows[0].snapshot,
@@ -47,11 +58,16 @@ export class ConversationsRepository {
     };
   }
 
+  /** The conversation with all its messages; `messages` is null when it has over MAX_MESSAGES_PER_READ. */
   async findWithMessages(
     accountId: string,
     conversationId: string,
-  ): Promise<(ConversationRow & { messages: MessageRow[] }) | undefined> {
-    const rows = await execute(this.db, SQL.findWithMessages, [conversationId, accountId]);
+  ): Promise<(ConversationRow & { messages: MessageRow[] | null }) | undefined> {
+    const rows = await execute(this.db, SQL.findWithMessages, [
+      conversationId,
+      accountId,
+      MAX_MESSAGES_PER_READ,
+    ]);
     return rows[0];
   }
 
@@ -149,6 +165,50 @@ export class ConversationsRepository {
     for (const [name, delta] of deltas.sort(([a], [b]) => a.localeCompare(b))) {
       await this.adjustStatusCount(tx, accountId, name, delta);
     }
+    return row;
+  }
+
+  /** Sets subject, visitor and metadata (the caller holds the row's lock and passes their new values). */
+  async updateDetails(
+    tx: EntityManager,
+    accountId: string,
+    conversationId: string,
+    details: Pick<
+      ConversationRow,
+      'subject' | 'visitor_name' | 'visitor_email' | 'visitor_phone' | 'metadata'
+    >,
+  ): Promise<ConversationRow> {
+    const [[row]] = await execute(tx, SQL.updateDetails, [
+      conversationId,
+      accountId,
+      details.subject,
+      details.visitor_name,
+      details.visitor_email,
+      details.visitor_phone,
+      JSON.stringify(details.metadata),
+    ]);
+    return row;
+  }
+
+  /** A page of messages in position order from `after` on (exclusive), and whether more follow. */
+  async messagePage(
+    accountId: string,
+    conversationId: string,
+    query: { limit: number; order: 'asc' | 'desc'; after: number },
+  ): Promise<{ rows: Array<MessageRow & { position: number }>; more: boolean }> {
+    const statement = query.order === 'asc' ? SQL.messagesAfter : SQL.messagesBefore;
+    const rows: Array<MessageRow & { position: number }> = await execute(this.db, statement, [
+      conversationId,
+      accountId,
+      query.after,
+      query.limit,
+    ]);
+    return { rows: rows.slice(0, query.limit), more: rows.length > query.limit };
+  }
+
+  /** The conversation's most recently captured lead, if any. */
+  async latestLead(accountId: string, conversationId: string): Promise<LeadView | undefined> {
+    const [row] = await execute(this.db, SQL.latestLead, [conversationId, accountId]);
     return row;
   }
 

@@ -7,6 +7,7 @@ import {
   ConversationView,
   ConversationWithMessagesView,
   LeadView,
+  MessagePage,
   MessageSender,
   MessageView,
   NewMessage,
@@ -17,12 +18,16 @@ import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { toConversationView, toMessageView } from './conversation-row';
-import { ConversationsRepository } from './conversations.repository';
+import { ConversationsRepository, MAX_MESSAGES_PER_READ } from './conversations.repository';
+import { editedDetails } from './edited-details';
 import { transitionEvent } from './status-transitions';
 
 /** Visitors' messages are `message.received` (a public event); everyone else's `message.sent`. */
 const messageEventType = (sender: MessageSender) =>
   sender === 'visitor' ? 'message.received' : 'message.sent';
+
+/** Above any message's position (an int4 column): where a newest-first read starts. */
+const MAX_POSITION = 2_147_483_647;
 
 const notFound = (id: unknown) => new DomainError('not_found', `Conversation ${String(id)} was not found.`);
 
@@ -64,106 +69,165 @@ export class ConversationsService {
     const { conversationId } = request.data;
     const row = await this.conversations.findWithMessages(request.accountId, conversationId);
     if (!row) throw notFound(conversationId);
+    if (row.messages === null) {
+      throw new DomainError(
+        'conversation_too_large',
+        `Conversation ${row.id} has ${row.message_count} messages, over the ${MAX_MESSAGES_PER_READ} one read returns; read them in pages with GET /v1/conversations/${row.id}/messages.`,
+      );
+    }
     return { ...toConversationView(row), messages: row.messages.map(toMessageView) };
   }
 
   create(request: RpcCall<typeof ConversationRpc.create>): Promise<ConversationView> {
     const { data: command, accountId } = request;
-    return this.commands.applyOnce(request, async (tx) => {
-      const row = await this.conversations.insertConversation(tx, accountId, {
-        id: randomUUID(),
-        status: command.status ?? 'active',
-        visitor: command.visitor
-          ? {
-              name: command.visitor.name ?? null,
-              email: command.visitor.email ?? null,
-              phone: command.visitor.phone ?? null,
-            }
-          : null,
-        subject: command.subject ?? null,
-        metadata: command.metadata ?? {},
-      });
-      const started = toConversationView(row);
-      await this.outbox.append(tx, accountId, row.id, 'conversation.started', { conversation: started });
-      if (!command.message) return started;
-      const saved = await this.appendMessage(tx, accountId, row.id, command.message);
-      return saved!.conversation;
-    });
+    return this.outbox.relayOnCommit(
+      this.commands.applyOnce(request, async (tx) => {
+        const row = await this.conversations.insertConversation(tx, accountId, {
+          id: randomUUID(),
+          status: command.status ?? 'active',
+          visitor: command.visitor
+            ? {
+                name: command.visitor.name ?? null,
+                email: command.visitor.email ?? null,
+                phone: command.visitor.phone ?? null,
+              }
+            : null,
+          subject: command.subject ?? null,
+          metadata: command.metadata ?? {},
+        });
+        const started = toConversationView(row);
+        await this.outbox.append(tx, accountId, row.id, 'conversation.started', { conversation: started });
+        if (!command.message) return started;
+        const saved = await this.appendMessage(tx, accountId, row.id, command.message);
+        return saved!.conversation;
+      }),
+    );
   }
 
   sendMessage(request: RpcCall<typeof ConversationRpc.sendMessage>): Promise<MessageView> {
     const { data: command, accountId } = request;
     const event = this.outbox.envelope(accountId, command.conversationId, messageEventType(command.sender));
-    return this.commands.applyOnceInStatement(request, async (record) => {
-      const saved = await this.conversations.sendMessage(
-        accountId,
-        command.conversationId,
-        { id: randomUUID(), sender: command.sender, content: command.content },
-        { envelope: event, type: event.type, id: event.id },
-        record,
-      );
-      if (saved) return toMessageView(saved.message);
-      // Nothing appended: the conversation is closed, or not this account's (or not there).
-      const current = await this.conversations.find(accountId, command.conversationId);
-      if (!current) throw notFound(command.conversationId);
-      throw new DomainError(
-        'conversation_closed',
-        `Conversation ${current.id} is closed; reopen it to send messages.`,
-      );
-    });
+    return this.outbox.relayOnCommit(
+      this.commands.applyOnceInStatement(request, async (record) => {
+        const saved = await this.conversations.sendMessage(
+          accountId,
+          command.conversationId,
+          { id: randomUUID(), sender: command.sender, content: command.content },
+          { envelope: event, type: event.type, id: event.id },
+          record,
+        );
+        if (saved) return toMessageView(saved.message);
+        // Nothing appended: the conversation is closed, or not this account's (or not there).
+        const current = await this.conversations.find(accountId, command.conversationId);
+        if (!current) throw notFound(command.conversationId);
+        throw new DomainError(
+          'conversation_closed',
+          `Conversation ${current.id} is closed; reopen it to send messages.`,
+        );
+      }),
+    );
   }
 
+  /** The status-only form of update, kept for gateways of the previous release during a rolling deploy. */
   changeStatus(request: RpcCall<typeof ConversationRpc.changeStatus>): Promise<ConversationView> {
-    const command = request.data;
-    return this.commands.applyOnce(request, async (tx) => {
-      const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
-      if (!current) throw notFound(command.conversationId);
-      if (current.status === command.status) return toConversationView(current);
-      const event = transitionEvent(current.status, command.status);
-      if (!event) {
-        throw new DomainError(
-          'invalid_transition',
-          `A ${current.status} conversation cannot become ${command.status}.`,
-        );
-      }
-      const conversation = toConversationView(
-        await this.conversations.updateStatus(tx, request.accountId, current, command.status),
-      );
-      const data =
-        event === 'conversation.status_changed'
-          ? { conversation, previous_status: current.status }
-          : { conversation };
-      await this.outbox.append(tx, request.accountId, current.id, event, data);
-      return conversation;
+    return this.update(request);
+  }
+
+  /**
+   * Changes the status and/or the subject, visitor and metadata, under the conversation's lock: a
+   * status move emits its transition event, a change of the other fields `conversation.updated`
+   * (naming them); values equal to the stored ones change nothing and emit nothing.
+   */
+  update(request: RpcCall<typeof ConversationRpc.update>): Promise<ConversationView> {
+    const { data: command, accountId } = request;
+    return this.outbox.relayOnCommit(
+      this.commands.applyOnce(request, async (tx) => {
+        let current = await this.conversations.lock(tx, accountId, command.conversationId);
+        if (!current) throw notFound(command.conversationId);
+        if (command.status !== undefined && command.status !== current.status) {
+          const event = transitionEvent(current.status, command.status);
+          if (!event) {
+            throw new DomainError(
+              'invalid_transition',
+              `A ${current.status} conversation cannot become ${command.status}.`,
+            );
+          }
+          const previous = current.status;
+          current = await this.conversations.updateStatus(tx, accountId, current, command.status);
+          const conversation = toConversationView(current);
+          const data =
+            event === 'conversation.status_changed'
+              ? { conversation, previous_status: previous }
+              : { conversation };
+          await this.outbox.append(tx, accountId, current.id, event, data);
+        }
+        const edit = editedDetails(current, command);
+        if (edit.changed.length > 0) {
+          current = await this.conversations.updateDetails(tx, accountId, current.id, edit.details);
+          await this.outbox.append(tx, accountId, current.id, 'conversation.updated', {
+            conversation: toConversationView(current),
+            changed: edit.changed,
+          });
+        }
+        return toConversationView(current);
+      }),
+    );
+  }
+
+  /** A page of a conversation's messages (issue 14, item 1): for conversations too long to read whole. */
+  async listMessages(request: RpcCall<typeof ConversationRpc.listMessages>): Promise<MessagePage> {
+    const { conversationId, limit, order, afterPosition } = request.data;
+    const after = afterPosition ?? (order === 'asc' ? -1 : MAX_POSITION);
+    const page = await this.conversations.messagePage(request.accountId, conversationId, {
+      limit,
+      order,
+      after,
     });
+    if (page.rows.length === 0 && !(await this.conversations.find(request.accountId, conversationId))) {
+      throw notFound(conversationId);
+    }
+    return {
+      data: page.rows.map(({ position: _position, ...message }) => toMessageView(message)),
+      nextAfterPosition: page.more ? page.rows[page.rows.length - 1].position : null,
+    };
+  }
+
+  async getLead(request: RpcCall<typeof ConversationRpc.getLead>): Promise<LeadView> {
+    const { conversationId } = request.data;
+    const lead = await this.conversations.latestLead(request.accountId, conversationId);
+    if (lead) return lead;
+    if (!(await this.conversations.find(request.accountId, conversationId))) throw notFound(conversationId);
+    throw new DomainError('not_found', `Conversation ${conversationId} has no lead yet.`);
   }
 
   captureLead(request: RpcCall<typeof ConversationRpc.captureLead>): Promise<LeadView> {
     const command = request.data;
-    return this.commands.applyOnce(request, async (tx) => {
-      const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
-      if (!current) throw notFound(command.conversationId);
-      const contact = {
-        name: command.name ?? null,
-        email: command.email ?? null,
-        phone: command.phone ?? null,
-      };
-      const saved = await this.conversations.saveLead(tx, request.accountId, current.id, {
-        id: randomUUID(),
-        ...contact,
-      });
-      const lead: LeadView = {
-        id: saved.lead.id,
-        conversation_id: current.id,
-        ...contact,
-        created_at: saved.lead.created_at,
-      };
-      await this.outbox.append(tx, request.accountId, current.id, 'lead.captured', {
-        conversation_id: current.id,
-        lead,
-      });
-      return lead;
-    });
+    return this.outbox.relayOnCommit(
+      this.commands.applyOnce(request, async (tx) => {
+        const current = await this.conversations.lock(tx, request.accountId, command.conversationId);
+        if (!current) throw notFound(command.conversationId);
+        const contact = {
+          name: command.name ?? null,
+          email: command.email ?? null,
+          phone: command.phone ?? null,
+        };
+        const saved = await this.conversations.saveLead(tx, request.accountId, current.id, {
+          id: randomUUID(),
+          ...contact,
+        });
+        const lead: LeadView = {
+          id: saved.lead.id,
+          conversation_id: current.id,
+          ...contact,
+          created_at: saved.lead.created_at,
+        };
+        await this.outbox.append(tx, request.accountId, current.id, 'lead.captured', {
+          conversation_id: current.id,
+          lead,
+        });
+        return lead;
+      }),
+    );
   }
 
   /**

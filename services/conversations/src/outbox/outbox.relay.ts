@@ -1,7 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Client } from 'pg';
-import { dedicatedClientConfig } from '@app/database';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { CloudEvent } from '@app/contracts';
@@ -17,22 +15,23 @@ interface OutboxRow {
   created_at: Date;
 }
 
-export const OUTBOX_CHANNEL = 'conversations_outbox';
 const RELAY_LOCK = 'conversations:outbox-relay';
+const LOCKED_ELSEWHERE = 'locked elsewhere';
 
 /**
  * Publishes committed outbox rows to `conversations.events` with publisher confirms, then marks
- * them published. Woken by NOTIFY from the insert trigger, with a poll as a fallback.
+ * them published. Woken in process by the commit that wrote them (OutboxWriter.relayOnCommit),
+ * and by a poll for rows another replica wrote and did not get to relay (it crashed, say).
  *
  * Only one replica relays at a time (a transaction-scoped advisory lock per batch): with one
  * publisher, rows leave in id order, and since every change locks its conversation row before
  * writing its event, id order is commit order within a conversation. A crash between the
  * broker's confirm and the commit republishes the batch: delivery is at least once, and
- * consumers deduplicate by the CloudEvents `id`.
+ * consumers deduplicate by the CloudEvents `id`. A replica woken while another holds the lock
+ * tries again after OUTBOX_COALESCE_MS until it gets it, so its rows never wait for the poll.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
-  private listener?: Client;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
@@ -46,8 +45,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly metrics: OutboxMetrics,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.listen();
+  onApplicationBootstrap(): void {
     this.timer = setInterval(() => this.wake(), this.config.OUTBOX_POLL_MS);
     this.wake();
   }
@@ -56,7 +54,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
-    await this.listener?.end().catch(() => undefined);
   }
 
   /**
@@ -82,7 +79,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   private async drain(): Promise<void> {
     try {
-      while (!this.stopped && (await this.publishBatch()) === this.config.OUTBOX_BATCH_SIZE) {
+      for (;;) {
+        if (this.stopped) return;
+        const published = await this.publishBatch();
+        if (published === LOCKED_ELSEWHERE) {
+          this.again = true;
+          return;
+        }
+        if (published < this.config.OUTBOX_BATCH_SIZE) return;
         // a full batch: there may be more
       }
     } catch (error) {
@@ -90,12 +94,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  private async publishBatch(): Promise<number> {
-    const published = await this.db.transaction(async (tx): Promise<OutboxRow[]> => {
+  /** How many rows it published, or LOCKED_ELSEWHERE if another replica is relaying. */
+  private async publishBatch(): Promise<number | typeof LOCKED_ELSEWHERE> {
+    const published = await this.db.transaction(async (tx): Promise<OutboxRow[] | undefined> => {
       const [{ locked }] = await tx.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [
         RELAY_LOCK,
       ]);
-      if (!locked) return [];
+      if (!locked) return undefined;
       const rows: OutboxRow[] = await tx.query(
         `SELECT id, type, envelope, created_at FROM conversations.outbox
           WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
@@ -115,29 +120,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       ]);
       return rows;
     });
+    if (!published) return LOCKED_ELSEWHERE;
     this.metrics.published(published.map((row) => row.type));
     return published.length;
-  }
-
-  /** A dedicated connection for LISTEN; if it drops, the poll keeps events flowing until it is back. */
-  private async listen(): Promise<void> {
-    if (this.stopped) return;
-    const client = new Client(dedicatedClientConfig(this.config, 'conversations-outbox-listener'));
-    client.on('notification', () => this.wake());
-    client.on('error', (error) => {
-      this.logger.warn({ err: error.message }, 'outbox listener connection lost');
-      client.end().catch(() => undefined);
-      setTimeout(() => void this.listen().catch(() => undefined), 1000).unref();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-      this.listener = client;
-    } catch (error) {
-      this.logger.warn({ err: (error as Error).message }, 'outbox listener could not connect; polling only');
-      await client.end().catch(() => undefined);
-      setTimeout(() => void this.listen().catch(() => undefined), 1000).unref();
-    }
   }
 }
 

@@ -4,6 +4,7 @@ import { EntityManager } from 'typeorm';
 import { CloudEvent, CLOUDEVENTS_SOURCE, DomainEventData, DomainEventType } from '@app/contracts';
 import { execute, prepare } from '@app/database';
 import { requestContext } from '@app/observability';
+import { OutboxRelay } from './outbox.relay';
 
 /** Statements prepared once per connection (see libs/database). */
 const SQL = {
@@ -19,6 +20,15 @@ const SQL = {
  */
 @Injectable()
 export class OutboxWriter {
+  constructor(private readonly relay: OutboxRelay) {}
+
+  /** Wakes the relay once `committed` (a transaction that may have appended events) has committed. */
+  async relayOnCommit<T>(committed: Promise<T>): Promise<T> {
+    const result = await committed;
+    this.relay.wake();
+    return result;
+  }
+
   async append<T extends DomainEventType>(
     tx: EntityManager,
     accountId: string,

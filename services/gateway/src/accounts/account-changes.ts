@@ -1,6 +1,7 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { Plan } from '@app/dialects';
+import { openRedis, type RedisEndpoint } from '../redis-endpoint';
 
 /** A change that must reach every gateway now rather than when its key cache expires. */
 export type AccountChange = { accountId: string; plan: Plan } | { keyId: string };
@@ -21,11 +22,11 @@ const PLAN_OVERRIDE_TTL_SECONDS = 60;
  * expire within AUTH_CACHE_TTL_MS.
  */
 export async function announceAccountChange(
-  redisUrl: string,
+  endpoint: RedisEndpoint,
   keyPrefix: string,
   change: AccountChange,
 ): Promise<void> {
-  const redis = new Redis(redisUrl, {
+  const redis = openRedis(endpoint, {
     lazyConnect: true,
     enableOfflineQueue: false,
     connectTimeout: 1000,

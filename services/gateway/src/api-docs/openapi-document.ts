@@ -248,6 +248,8 @@ const EXAMPLE_DETAILS: Record<Exclude<ErrorCode, 'validation_failed'>, string> =
   route_not_found: 'No endpoint GET /v1/nothing.',
   method_not_allowed: 'PUT is not allowed here; use GET, HEAD, PATCH.',
   request_timeout: 'The request was not received completely in time.',
+  conversation_too_large:
+    'Conversation 0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b has 61250 messages, over the 50000 one read returns; read them in pages with GET /v1/conversations/0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b/messages.',
   conversation_closed:
     'Conversation 0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b is closed; reopen it to send messages.',
   invalid_transition: 'A closed conversation cannot become pending.',

@@ -13,7 +13,8 @@ export function presentPage(
   page: ConversationPage,
   dialect: Dialect,
   collectionPath: string,
-  status?: string,
+  /** The page's filters and order (canonical names and values), repeated in the `next` link. */
+  filters: Record<string, string | undefined> = {},
 ) {
   const { limit, offset, total, snapshot } = page.pagination;
   const nextOffset = offset + limit;
@@ -23,7 +24,7 @@ export function presentPage(
           limit: String(limit),
           offset: String(nextOffset),
           snapshot,
-          ...(status && { status }),
+          ...definedOnly(filters),
         }).toString()}`
       : null;
   return {
@@ -31,3 +32,8 @@ export function presentPage(
     pagination: { limit, offset, total, snapshot, next },
   };
 }
+
+const definedOnly = (values: Record<string, string | undefined>) =>
+  Object.fromEntries(
+    Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );

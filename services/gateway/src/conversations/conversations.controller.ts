@@ -2,14 +2,16 @@ import { Body, Controller, Param, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import {
   CaptureLeadBody,
-  ChangeStatusBody,
   ConversationId,
   ConversationRpc,
   CreateConversationBody,
   ListConversationsParams,
+  ListMessagesParams,
+  PAGE_SIZE,
   parseWith,
   SendMessageBody,
   type Static,
+  UpdateConversationBody,
 } from '@app/contracts';
 import { ConversationStatus, Dialect, parseStatus } from '@app/dialects';
 import { RpcClient } from '@app/messaging';
@@ -17,7 +19,8 @@ import { ApiEndpoint } from '../http/endpoint';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
 import { presentConversation, presentPage } from './conversation-presenter';
 import { ConversationEndpoints } from './conversations.endpoints';
-import { listCommand } from './list-query';
+import { listCommand, pageFilters } from './list-query';
+import { messageCursor, positionAfter } from './message-cursor';
 
 /** A path id that is not a UUID names nothing: a 404 like an unknown id, after the body's 400s. */
 const conversationId = (id: string) => parseWith(ConversationId, id, 'id').toLowerCase();
@@ -38,7 +41,7 @@ export class ConversationsController {
   ) {
     const command = listCommand(query);
     const page = await this.rpc.call(ConversationRpc.list, call, command);
-    return presentPage(page, dialect, request.url.split('?')[0], command.status);
+    return presentPage(page, dialect, request.url.split('?')[0], pageFilters(command));
   }
 
   @ApiEndpoint(ConversationEndpoints.get)
@@ -72,15 +75,43 @@ export class ConversationsController {
     return this.rpc.call(ConversationRpc.sendMessage, call, { conversationId: conversationId(id), ...body });
   }
 
-  @ApiEndpoint(ConversationEndpoints.changeStatus)
-  async changeStatus(
+  @ApiEndpoint(ConversationEndpoints.update)
+  async update(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
     @Param('id') id: string,
-    @Body() body: Static<typeof ChangeStatusBody>,
+    @Body() body: Static<typeof UpdateConversationBody>,
   ) {
-    const command = { conversationId: conversationId(id), status: canonical(body.status) };
-    return presentConversation(await this.rpc.call(ConversationRpc.changeStatus, call, command), dialect);
+    const { status, ...fields } = body;
+    const command = {
+      conversationId: conversationId(id),
+      ...fields,
+      ...(status !== undefined && { status: canonical(status) }),
+    };
+    return presentConversation(await this.rpc.call(ConversationRpc.update, call, command), dialect);
+  }
+
+  @ApiEndpoint(ConversationEndpoints.listMessages)
+  async listMessages(
+    @Call() call: CallContext,
+    @Param('id') id: string,
+    @Query() query: Static<typeof ListMessagesParams>,
+  ) {
+    const order = query.order ?? 'asc';
+    const limit = query.limit ?? PAGE_SIZE.default;
+    const page = await this.rpc.call(ConversationRpc.listMessages, call, {
+      conversationId: conversationId(id),
+      limit,
+      order,
+      ...(query.after !== undefined && { afterPosition: positionAfter(query.after, order) }),
+    });
+    const next = page.nextAfterPosition === null ? null : messageCursor(order, page.nextAfterPosition);
+    return { data: page.data, pagination: { limit, next } };
+  }
+
+  @ApiEndpoint(ConversationEndpoints.getLead)
+  getLead(@Call() call: CallContext, @Param('id') id: string) {
+    return this.rpc.call(ConversationRpc.getLead, call, { conversationId: conversationId(id) });
   }
 
   @ApiEndpoint(ConversationEndpoints.captureLead)

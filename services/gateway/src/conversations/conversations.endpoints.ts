@@ -1,14 +1,16 @@
 import {
   CaptureLeadBody,
-  ChangeStatusBody,
   ConversationListResponse,
   ConversationResponse,
   ConversationWithMessagesResponse,
   CreateConversationBody,
   LeadView,
   ListConversationsParams,
+  ListMessagesParams,
+  MessagePageResponse,
   MessageView,
   SendMessageBody,
+  UpdateConversationBody,
 } from '@app/contracts';
 import { LIST_QUERY_ALIASES } from '@app/dialects';
 import type { Endpoint } from '../http/endpoint';
@@ -47,7 +49,7 @@ export const ConversationEndpoints = {
     pathParams: ID,
     status: 200,
     response: ConversationWithMessagesResponse,
-    problems: ['not_found'],
+    problems: ['not_found', 'conversation_too_large'],
   },
   create: {
     operationId: 'createConversation',
@@ -76,16 +78,16 @@ export const ConversationEndpoints = {
     response: MessageView,
     problems: [...BODY_PROBLEMS, 'not_found', 'conversation_closed', ...KEY_PROBLEMS],
   },
-  changeStatus: {
-    operationId: 'changeConversationStatus',
+  update: {
+    operationId: 'updateConversation',
     method: 'PATCH',
     path: '/v1/conversations/{id}',
     tag: 'conversations',
-    summary:
-      'Change status: active<->pending, active|pending->closed (emits conversation.closed), closed->active',
-    description: 'The same status again is a no-op 200; any other move is 409 `invalid_transition`.',
+    summary: 'Change the status, subject, visitor or metadata (emits the status event, conversation.updated)',
+    description:
+      'Status: active<->pending, active|pending->closed (emits conversation.closed), closed->active (conversation.reopened); any other move is 409 `invalid_transition`. `visitor` replaces the stored one (null clears it); `metadata` is merged (a key set to null is removed) and the result must keep the metadata limits. Values equal to the stored ones change nothing: a 200 with no event.',
     pathParams: ID,
-    body: ChangeStatusBody,
+    body: UpdateConversationBody,
     bodyRequired: true,
     status: 200,
     response: ConversationResponse,
@@ -104,5 +106,31 @@ export const ConversationEndpoints = {
     status: 201,
     response: LeadView,
     problems: [...BODY_PROBLEMS, 'not_found', ...KEY_PROBLEMS],
+  },
+  listMessages: {
+    operationId: 'listMessages',
+    method: 'GET',
+    path: '/v1/conversations/{id}/messages',
+    tag: 'conversations',
+    summary: "A page of the conversation's messages, oldest first (order=desc: newest first)",
+    description:
+      'Cursor paging for conversations too long to read whole: pass `pagination.next` as `after` (with the same `order`) until it is null.',
+    pathParams: ID,
+    query: ListMessagesParams,
+    queryAliases: { limit: LIST_QUERY_ALIASES.limit },
+    status: 200,
+    response: MessagePageResponse,
+    problems: ['validation_failed', 'not_found'],
+  },
+  getLead: {
+    operationId: 'getLead',
+    method: 'GET',
+    path: '/v1/conversations/{id}/lead',
+    tag: 'conversations',
+    summary: "The conversation's lead (the latest captured); 404 if none was captured",
+    pathParams: ID,
+    status: 200,
+    response: LeadView,
+    problems: ['not_found'],
   },
 } satisfies Record<string, Endpoint>;

@@ -13,18 +13,24 @@ import { DomainError } from '@app/errors';
  * http/query-parameters.ts): defaults, the canonical status, and the snapshot token.
  */
 export function listCommand(query: Static<typeof ListConversationsParams>): ListConversationsQuery {
+  const { limit, offset, status, snapshot, ...filters } = query;
   // Sealed by the conversations service, which opens it (for this account only); its shape is checked here.
-  const { snapshot } = query;
   if (snapshot !== undefined && !isSnapshotToken(snapshot)) {
     throw DomainError.validation([
       { field: 'snapshot', message: 'must be a pagination.snapshot token returned by an earlier page' },
     ]);
   }
-  const status = query.status === undefined ? undefined : (parseStatus(query.status) as ConversationStatus);
   return {
-    limit: query.limit ?? PAGE_SIZE.default,
-    offset: query.offset ?? 0,
-    ...(status && { status }),
+    limit: limit ?? PAGE_SIZE.default,
+    offset: offset ?? 0,
+    ...(status !== undefined && { status: parseStatus(status) as ConversationStatus }),
+    ...filters,
     ...(snapshot && { snapshot }),
   };
+}
+
+/** What of a list command the `next` link repeats besides paging: its filters and order. */
+export function pageFilters(command: ListConversationsQuery): Record<string, string | undefined> {
+  const { limit, offset, snapshot, ...filters } = command;
+  return filters;
 }

@@ -1,5 +1,6 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
+import { openRedis, type RedisEndpoint } from '../redis-endpoint';
 
 export const REDIS = Symbol('REDIS');
 
@@ -9,8 +10,8 @@ export const REDIS = Symbol('REDIS');
  * later, which would count requests twice. Commands time out after REDIS_TIMEOUT_MS. The
  * limiter sends the checks of one turn of the event loop together (sliding-window-limiter.ts).
  */
-export function connectRedis(config: Pick<GatewayConfig, 'REDIS_URL' | 'REDIS_TIMEOUT_MS'>): Redis {
-  return new Redis(config.REDIS_URL, {
+export function connectRedis(config: RedisEndpoint & Pick<GatewayConfig, 'REDIS_TIMEOUT_MS'>): Redis {
+  return openRedis(config, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: config.REDIS_TIMEOUT_MS,

@@ -147,6 +147,33 @@ describe('sliding-window limiter script (real Redis)', () => {
     }
   });
 
+  it('checks made in one turn are admitted in the order they were made, per subject, as if one by one', async () => {
+    const limiter = new SlidingWindowLimiter(redis, 60_000, 1_000);
+    const [busy, quiet] = [newKey(), newKey()];
+    await limiter.check(busy, 10);
+    const decisions = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => limiter.check(i % 3 === 2 ? quiet : busy, 10)),
+    );
+    const busyDecisions = decisions.filter((_, i) => i % 3 !== 2);
+    expect(busyDecisions.map((d) => [d.admitted, d.remaining])).toEqual([
+      [true, 8],
+      [true, 7],
+      [true, 6],
+      [true, 5],
+      [true, 4],
+      [true, 3],
+      [true, 2],
+      [true, 1],
+    ]);
+    expect(decisions.filter((_, i) => i % 3 === 2).map((d) => d.remaining)).toEqual([9, 8, 7, 6]);
+    const overflow = await Promise.all(Array.from({ length: 3 }, () => limiter.check(busy, 10)));
+    expect(overflow.map((d) => [d.admitted, d.remaining])).toEqual([
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    expect(await hashTotal(busy)).toBe(10);
+  });
   it('a full subject frees a slot exactly when its oldest bucket leaves the window (resetAtMs), not before', async () => {
     const windowMs = 600;
     const bucketMs = 100;

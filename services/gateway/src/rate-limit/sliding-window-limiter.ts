@@ -14,27 +14,51 @@ export interface LimitDecision {
   nowMs: number;
 }
 
-type ScriptReply = [number, number, number, number, number, number];
+/** The script's answer for a group: see SLIDING_WINDOW_SCRIPT. */
+type GroupReply = [number, number, number, number, number, number, number];
+
+/** One request's share of a group's answer. */
+interface CheckOutcome {
+  admitted: -1 | 0 | 1;
+  /** Requests counted in the window after this one (as if the group had come one by one). */
+  counted: number;
+  resetAtMs: number;
+  nowMs: number;
+  slotFreeAtMs: number;
+  limit: number;
+}
+
+type SlidingWindowArgs = readonly [
+  key: string,
+  planKey: string,
+  limit: number,
+  windowMs: number,
+  bucketMs: number,
+  quotas: string,
+  deadlineMs: number,
+  requests: number,
+];
 
 type SlidingWindowPipeline = ChainableCommander & {
-  slidingWindow(
-    key: string,
-    planKey: string,
-    limit: number,
-    windowMs: number,
-    bucketMs: number,
-    quotas: string,
-    deadlineMs: number,
-  ): SlidingWindowPipeline;
+  slidingWindow(...args: SlidingWindowArgs): SlidingWindowPipeline;
 };
 
+interface SlidingWindowCommands {
+  slidingWindow(...args: SlidingWindowArgs): Promise<GroupReply>;
+}
+
 interface PendingCheck {
+  resolve: (outcome: CheckOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The checks of one turn for one subject, plan override and limit: one script call. */
+interface CheckGroup {
   key: string;
   planKey: string;
   limit: number;
   quotas: string;
-  resolve: (reply: ScriptReply) => void;
-  reject: (error: unknown) => void;
+  checks: PendingCheck[];
 }
 
 /** Part of the wait for Redis left as a margin: a check run this close to it has no time to answer. */
@@ -52,7 +76,9 @@ export class LimiterCheckTooLate extends Error {
  * by SHA (EVALSHA) and reloads it only if Redis lost it.
  *
  * Checks made in the same turn of the event loop go to Redis in one write (a loopback write
- * costs more CPU than the script itself), each carrying a deadline: the time, on Redis's clock,
+ * costs more CPU than the script itself), and those for the same subject in one script call
+ * (a busy account's concurrent requests: the script admits the first of them that fit, exactly as
+ * one call each would). Each call carries a deadline: the time, on Redis's clock,
  * after which its caller no longer waits (REDIS_TIMEOUT_MS from that write, less a margin). A
  * check that runs later (Redis hung, then resumed with the commands in its socket) counts nothing,
  * so requests refused (fail closed) or admitted unlimited (fail open) meanwhile never count
@@ -61,7 +87,7 @@ export class LimiterCheckTooLate extends Error {
 export class SlidingWindowLimiter {
   private readonly redis: Redis;
   private readonly clock = new RedisClock();
-  private batch: PendingCheck[] = [];
+  private batch = new Map<string, CheckGroup>();
 
   /** `timeoutMs`: how long the caller waits for Redis (the connection's command timeout); none: no deadline. */
   constructor(
@@ -83,61 +109,82 @@ export class SlidingWindowLimiter {
     limit: number,
     planOverride?: { key: string; quotas: Record<string, number> },
   ): Promise<LimitDecision> {
-    const [admitted, remaining, resetAtMs, nowMs, slotFreeAtMs, effectiveLimit] =
-      await new Promise<ScriptReply>((resolve, reject) => {
-        this.batch.push({
-          key,
-          planKey: planOverride?.key ?? `${key}:no-plan`,
-          limit,
-          quotas: JSON.stringify(planOverride?.quotas ?? {}),
-          resolve,
-          reject,
-        });
-        if (this.batch.length === 1) setImmediate(() => this.send());
-      });
-    if (admitted === -1) throw new LimiterCheckTooLate();
+    const planKey = planOverride?.key ?? `${key}:no-plan`;
+    const quotas = JSON.stringify(planOverride?.quotas ?? {});
+    const outcome = await new Promise<CheckOutcome>((resolve, reject) => {
+      const groupKey = `${key}\n${planKey}\n${limit}\n${quotas}`;
+      let group = this.batch.get(groupKey);
+      if (!group) {
+        if (this.batch.size === 0) setImmediate(() => this.send());
+        group = { key, planKey, limit, quotas, checks: [] };
+        this.batch.set(groupKey, group);
+      }
+      group.checks.push({ resolve, reject });
+    });
+    if (outcome.admitted === -1) throw new LimiterCheckTooLate();
     return {
-      admitted: admitted === 1,
-      limit: effectiveLimit,
-      remaining: Math.max(0, remaining),
-      resetAtMs,
-      slotFreeAtMs,
-      nowMs,
+      admitted: outcome.admitted === 1,
+      limit: outcome.limit,
+      remaining: Math.max(0, outcome.limit - outcome.counted),
+      resetAtMs: outcome.resetAtMs,
+      slotFreeAtMs: outcome.slotFreeAtMs,
+      nowMs: outcome.nowMs,
     };
   }
 
   /** Sends the checks gathered in this turn of the event loop, with their deadline from now. */
   private send(): void {
-    const batch = this.batch;
-    this.batch = [];
+    const groups = [...this.batch.values()];
+    this.batch = new Map();
     const sentAtMs = Date.now();
     const deadlineMs =
       this.timeoutMs === undefined
         ? undefined
         : this.clock.latestRedisTime(sentAtMs + this.timeoutMs * (1 - DEADLINE_MARGIN));
-    const pipeline = this.redis.pipeline() as SlidingWindowPipeline;
-    for (const check of batch) {
-      pipeline.slidingWindow(
-        check.key,
-        check.planKey,
-        check.limit,
+    const args = (group: CheckGroup) =>
+      [
+        group.key,
+        group.planKey,
+        group.limit,
         this.windowMs,
         this.bucketMs,
-        check.quotas,
+        group.quotas,
         deadlineMs ?? 0,
-      );
-    }
-    pipeline.exec().then(
+        group.checks.length,
+      ] as const;
+    // One subject (the usual case: a busy account) needs no pipeline, which costs more than the call.
+    const replies: Promise<Array<[Error | null, unknown]> | null> =
+      groups.length === 1
+        ? (this.redis as unknown as SlidingWindowCommands)
+            .slidingWindow(...args(groups[0]))
+            .then((reply) => [[null, reply]])
+        : groups
+            .reduce(
+              (pipeline, group) => pipeline.slidingWindow(...args(group)),
+              this.redis.pipeline() as SlidingWindowPipeline,
+            )
+            .exec();
+    replies.then(
       (results) => {
         const receivedAtMs = Date.now();
-        batch.forEach((check, i) => {
+        groups.forEach((group, i) => {
           const [error, reply] = results?.[i] ?? [new Error('no reply from Redis'), undefined];
-          if (error) return check.reject(error);
-          this.clock.observe(sentAtMs, receivedAtMs, (reply as ScriptReply)[3]);
-          check.resolve(reply as ScriptReply);
+          if (error) return group.checks.forEach((check) => check.reject(error));
+          const [admitted, , resetAtMs, nowMs, slotFreeAtMs, limit, before] = reply as GroupReply;
+          this.clock.observe(sentAtMs, receivedAtMs, nowMs);
+          group.checks.forEach((check, position) =>
+            check.resolve({
+              admitted: admitted === -1 ? -1 : position < admitted ? 1 : 0,
+              counted: before + Math.min(position + 1, Math.max(admitted, 0)),
+              resetAtMs,
+              nowMs,
+              slotFreeAtMs,
+              limit,
+            }),
+          );
         });
       },
-      (error: unknown) => batch.forEach((check) => check.reject(error)),
+      (error: unknown) => groups.forEach((group) => group.checks.forEach((check) => check.reject(error))),
     );
   }
 }

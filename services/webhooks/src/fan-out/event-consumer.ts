@@ -10,6 +10,7 @@ import {
   WEBHOOKS_EVENTS_QUEUE,
 } from '@app/contracts';
 import { PUBLIC_EVENT_TYPES } from '@app/dialects';
+import { DEAD_LETTER_QUEUE_OPTIONS, QUORUM_QUEUE_ARGUMENTS, type QueueDeclaration } from '@app/messaging';
 import { DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
 import { Dispatcher } from '../delivery/dispatcher';
 import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from '../tokens';
@@ -26,8 +27,22 @@ const FAILURE_BACKOFF_MS = 1000;
  */
 export const EVENTS_QUEUE_OPTIONS = {
   durable: true,
-  arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE },
+  arguments: {
+    ...QUORUM_QUEUE_ARGUMENTS,
+    'x-dead-letter-exchange': '',
+    'x-dead-letter-routing-key': WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE,
+  },
 };
+
+/** The fan-out's queues as declared (and migrated from classic queues) when the service starts. */
+export const EVENT_QUEUE_DECLARATIONS: QueueDeclaration[] = [
+  { name: WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE, options: DEAD_LETTER_QUEUE_OPTIONS },
+  {
+    name: WEBHOOKS_EVENTS_QUEUE,
+    options: EVENTS_QUEUE_OPTIONS,
+    bindings: PUBLIC_EVENT_TYPES.map((pattern) => ({ exchange: CONVERSATIONS_EVENTS_EXCHANGE, pattern })),
+  },
+];
 
 /** The CloudEvents envelope as far as the fan-out relies on it. */
 const cloudEvent = z.object({
@@ -79,7 +94,7 @@ export class EventConsumer {
       confirm: false,
       setup: async (channel: Channel) => {
         await channel.assertExchange(CONVERSATIONS_EVENTS_EXCHANGE, 'topic', { durable: true });
-        await channel.assertQueue(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE, { durable: true });
+        await channel.assertQueue(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE_OPTIONS);
         await channel.assertQueue(WEBHOOKS_EVENTS_QUEUE, EVENTS_QUEUE_OPTIONS);
         for (const type of PUBLIC_EVENT_TYPES)
           await channel.bindQueue(WEBHOOKS_EVENTS_QUEUE, CONVERSATIONS_EVENTS_EXCHANGE, type);
