@@ -32,8 +32,8 @@ export class ScenarioWorkload {
   readonly lostResponses: string[] = [];
   /** Responses per gateway URL, with the time they arrived. */
   readonly answeredAt: Array<{ url: string; at: number }> = [];
-  /** Answers that asked for a retry (503, 504, key in use), by status. */
-  readonly retried: Record<number, number> = {};
+  /** Answers that asked for a retry (503, 504, key in use), by status and problem code ("503 overloaded"). */
+  readonly retried: Record<string, number> = {};
   completed = 0;
   private nextGateway = 0;
   private stopped = false;
@@ -139,7 +139,8 @@ export class ScenarioWorkload {
           response.status === 504 ||
           response.body?.code === 'idempotency_key_in_use';
         if (!retryable) throw new Error(`${method} ${path} answered ${response.status}: ${response.text}`);
-        this.retried[response.status] = (this.retried[response.status] ?? 0) + 1;
+        const reason = `${response.status} ${response.body?.code ?? ''}`.trim();
+        this.retried[reason] = (this.retried[reason] ?? 0) + 1;
       } catch (error) {
         // fetch's network failures (a TypeError of Node's realm, not Jest's: compared by name).
         if ((error as Error).name !== 'TypeError') throw error;
