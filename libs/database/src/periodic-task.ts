@@ -1,3 +1,4 @@
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 
 /**
@@ -25,4 +26,29 @@ export function startPeriodicTask(
       await running;
     },
   };
+}
+
+/**
+ * A Nest provider that runs `run()` every `intervalMs` from application bootstrap until shutdown
+ * (the housekeeping jobs of every service: retention, compaction).
+ */
+export abstract class PeriodicJob implements OnApplicationBootstrap, OnApplicationShutdown {
+  private task?: { stop(): Promise<void> };
+
+  protected constructor(
+    private readonly jobName: string,
+    private readonly intervalMs: number,
+    protected readonly logger: Logger,
+  ) {}
+
+  /** One run; also called directly (a CLI command, a test). */
+  abstract run(): Promise<unknown>;
+
+  onApplicationBootstrap(): void {
+    this.task = startPeriodicTask(this.jobName, this.intervalMs, () => this.run(), this.logger);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.task?.stop();
+  }
 }

@@ -133,7 +133,7 @@ export class RpcClient {
       this.publish(correlationId, envelope, due).catch((error: unknown) => {
         if (!this.pending.delete(correlationId)) return; // already timed out
         clearTimeout(timer);
-        reject(error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       });
     });
     if (!reply.ok) throw DomainError.fromPayload(reply.error);

@@ -110,7 +110,8 @@ export class RpcServer extends Server implements CustomTransportStrategy {
 
   private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
     const request = parseRequest(message.content);
-    const { replyTo, correlationId } = message.properties;
+    // amqplib types message properties as `any`; these two are strings when present.
+    const { replyTo, correlationId } = message.properties as { replyTo?: string; correlationId?: string };
     if (!request) {
       this.deadLetter(channel, message, 'unparseable RPC request');
       return;
@@ -187,8 +188,10 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     }
     try {
       const command = { ...request, data: parseWith(operation.command, request.data) };
-      const call = async () =>
-        lastValueFrom(this.transformToObservable(await handler(command)), { defaultValue: null });
+      const call = async (): Promise<unknown> =>
+        lastValueFrom<unknown, null>(this.transformToObservable(await handler(command)), {
+          defaultValue: null,
+        });
       // A read is run again while the database fails over; writes retry inside the command log.
       const data = await (operation.readOnly
         ? retryWhileDatabaseUnavailable(call, { answerBy: request.answerBy })

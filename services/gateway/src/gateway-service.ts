@@ -1,7 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import Fastify from 'fastify';
-import Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import { CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE } from '@app/contracts';

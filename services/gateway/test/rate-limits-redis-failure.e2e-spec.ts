@@ -147,8 +147,8 @@ describe('rate limiting when Redis fails', () => {
       stack.createAccount('trial'),
       stack.createAccount('trial'),
     ]);
-    openApi = new ApiClient(failOpen.url!, openAccount.apiKey);
-    closedApi = new ApiClient(failClosed.url!, closedAccount.apiKey);
+    openApi = new ApiClient(failOpen.url, openAccount.apiKey);
+    closedApi = new ApiClient(failClosed.url, closedAccount.apiKey);
   }, 60_000);
 
   afterAll(async () => {

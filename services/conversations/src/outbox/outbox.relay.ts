@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { CloudEvent } from '@app/contracts';
+import { execute, prepare } from '@app/database';
 import { EventPublisher } from '@app/messaging';
 import { CONVERSATIONS_CONFIG, LOGGER } from '../tokens';
 import { OutboxMetrics } from './outbox-metrics';
@@ -16,6 +17,15 @@ interface OutboxRow {
 }
 
 const RELAY_LOCK = 'conversations:outbox-relay';
+
+const SQL = {
+  lock: prepare<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked'),
+  batch: prepare<OutboxRow>(
+    `SELECT id, type, envelope, created_at FROM conversations.outbox
+      WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+  ),
+  markPublished: prepare(`UPDATE conversations.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`),
+};
 const LOCKED_ELSEWHERE = 'locked elsewhere';
 
 /**
@@ -97,15 +107,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** How many rows it published, or LOCKED_ELSEWHERE if another replica is relaying. */
   private async publishBatch(): Promise<number | typeof LOCKED_ELSEWHERE> {
     const published = await this.db.transaction(async (tx): Promise<OutboxRow[] | undefined> => {
-      const [{ locked }] = await tx.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [
-        RELAY_LOCK,
-      ]);
-      if (!locked) return undefined;
-      const rows: OutboxRow[] = await tx.query(
-        `SELECT id, type, envelope, created_at FROM conversations.outbox
-          WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [this.config.OUTBOX_BATCH_SIZE],
-      );
+      const lock = await execute(tx, SQL.lock, [RELAY_LOCK]);
+      if (!lock.rows[0].locked) return undefined;
+      const { rows } = await execute(tx, SQL.batch, [this.config.OUTBOX_BATCH_SIZE]);
       if (rows.length === 0) return [];
       await this.publisher.publishAll(
         rows.map((row) => ({
@@ -115,9 +119,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           timestamp: row.created_at,
         })),
       );
-      await tx.query(`UPDATE conversations.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [
-        rows.map((row) => row.id),
-      ]);
+      await execute(tx, SQL.markPublished, [rows.map((row) => row.id)]);
       return rows;
     });
     if (!published) return LOCKED_ELSEWHERE;

@@ -5,7 +5,7 @@ import {
   PAGE_SIZE,
   type Static,
 } from '@app/contracts';
-import { ConversationStatus, parseStatus } from '@app/dialects';
+import { parseStatus } from '@app/dialects';
 import { DomainError } from '@app/errors';
 
 /**
@@ -23,7 +23,7 @@ export function listCommand(query: Static<typeof ListConversationsParams>): List
   return {
     limit: limit ?? PAGE_SIZE.default,
     offset: offset ?? 0,
-    ...(status !== undefined && { status: parseStatus(status) as ConversationStatus }),
+    ...(status !== undefined && { status: parseStatus(status) }),
     ...filters,
     ...(snapshot && { snapshot }),
   };
