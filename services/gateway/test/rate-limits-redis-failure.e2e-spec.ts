@@ -5,6 +5,7 @@ import {
   ApiClient,
   ApiResponse,
   eventually,
+  expectProblem,
   ServiceProcess,
   TestAccount,
   TestStack,
@@ -85,13 +86,6 @@ class ThrowawayRedis {
     child.kill('SIGKILL');
     await exited;
   }
-}
-
-function expectProblem(res: ApiResponse, status: number, code: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) });
-  expect(res.body.request_id).toBe(res.headers.get('x-request-id'));
 }
 
 function expectNoQuotaHeaders(res: ApiResponse): void {

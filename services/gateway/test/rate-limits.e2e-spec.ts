@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { gatewaySchema, loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
 import type { Plan } from '@app/dialects';
-import { ApiClient, ApiResponse, ServiceProcess, TestAccount, TestStack, testServices } from '@app/testing';
+import {
+  ApiClient,
+  ApiResponse,
+  expectProblem,
+  ServiceProcess,
+  sleep,
+  TestAccount,
+  testServices,
+  TestStack,
+} from '@app/testing';
 import { RunningGateway, startGateway } from '../src/gateway-service';
 
 /**
@@ -17,15 +26,7 @@ const HOUR = 3600;
 /** Production defaults: 60 buckets per hour. */
 const BUCKET_SECONDS = 60;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowSeconds = () => Date.now() / 1000;
-
-function expectProblem(res: ApiResponse, status: number, code: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) });
-  expect(res.body.request_id).toBe(res.headers.get('x-request-id'));
-}
 
 interface Quota {
   limit: number;
