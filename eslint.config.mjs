@@ -11,9 +11,9 @@ import tseslint from 'typescript-eslint';
 const LIB_LAYERS = [
   ['config', 'errors', 'dialects'],
   ['contracts'],
-  ['database'],
-  ['observability'],
+  ['database', 'observability'],
   ['messaging'],
+  ['runtime'],
   ['testing'],
 ];
 const SERVICES = ['gateway', 'conversations', 'webhooks'];

@@ -12,7 +12,7 @@ import {
 } from '@app/config';
 import { createLogger } from '@app/observability';
 import type { Plan } from '@app/dialects';
-import type { RunningRpcService } from '@app/messaging';
+import type { RunningRpcService } from '@app/runtime';
 import { ApiClient } from './api-client';
 
 /** The gateway as a test reaches it: its Nest app and its URL. */

@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
-import { CommandLog, execute, PeriodicJob, prepare } from '@app/database';
+import { CommandLog, execute, prepare } from '@app/database';
+import { PeriodicJob } from '@app/runtime';
 import { LOGGER, WEBHOOKS_CONFIG } from './tokens';
 
 const HOUR = 60 * 60 * 1000;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { PeriodicJob } from '@app/database';
+import { PeriodicJob } from '@app/runtime';
 import { LOGGER } from '../tokens';
 import { AnalyticsRepository } from './analytics.repository';
 

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
-import { COMMAND_RETENTION_DAYS, CommandLog, execute, PeriodicJob, prepare } from '@app/database';
+import { COMMAND_RETENTION_DAYS, CommandLog, execute, prepare } from '@app/database';
+import { PeriodicJob } from '@app/runtime';
 import { LOGGER } from '../tokens';
 
 const HOUR = 60 * 60 * 1000;

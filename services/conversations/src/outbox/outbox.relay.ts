@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -6,6 +5,7 @@ import type { Logger } from 'pino';
 import type { CloudEvent } from '@app/contracts';
 import { execute, prepare } from '@app/database';
 import { EventPublisher } from '@app/messaging';
+import { Coalescer } from '@app/runtime';
 import { CONVERSATIONS_CONFIG, LOGGER } from '../tokens';
 import { OutboxMetrics } from './outbox-metrics';
 import type { ConversationsConfig } from '@app/config';
@@ -44,8 +44,8 @@ const LOCKED_ELSEWHERE = 'locked elsewhere';
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
+  /** A burst of commits leaves in one batch and one transaction rather than one each. */
+  private readonly drains: Coalescer;
   private stopped = false;
 
   constructor(
@@ -54,7 +54,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(CONVERSATIONS_CONFIG) private readonly config: ConversationsConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: OutboxMetrics,
-  ) {}
+  ) {
+    this.drains = new Coalescer(() => this.drain(), { ms: config.OUTBOX_COALESCE_MS });
+  }
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => this.wake(), this.config.OUTBOX_POLL_MS);
@@ -64,7 +66,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.running;
+    await this.drains.stop();
   }
 
   /**
@@ -72,20 +74,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * transaction rather than one each), or asks the running one to go round once more.
    */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = delay(this.config.OUTBOX_COALESCE_MS)
-      .then(() => this.drain())
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    if (!this.stopped) this.drains.wake();
   }
 
   private async drain(): Promise<void> {
@@ -94,7 +83,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         if (this.stopped) return;
         const published = await this.publishBatch();
         if (published === LOCKED_ELSEWHERE) {
-          this.again = true;
+          this.drains.wake(); // once more after OUTBOX_COALESCE_MS, until the lock is ours
           return;
         }
         if (published < this.config.OUTBOX_BATCH_SIZE) return;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { PeriodicJob } from '@app/database';
+import { PeriodicJob } from '@app/runtime';
 import { IdempotencyRepository } from './idempotency.repository';
 
 /** Deletes idempotency keys past their window once an hour. */
