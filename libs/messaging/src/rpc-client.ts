@@ -159,6 +159,11 @@ export class RpcClient {
     }
   }
 
+  /** As a Nest provider's value, the client is closed when the app closes. */
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
   async close(): Promise<void> {
     for (const [id, call] of this.pending) {
       clearTimeout(call.timer);

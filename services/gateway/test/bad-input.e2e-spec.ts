@@ -23,9 +23,6 @@ const DETAILS: Record<string, string> = {
   unsupported_media_type: 'Request bodies must be JSON with Content-Type: application/json.',
 };
 
-/** The path as the server sees it (percent-encoded), which is what `instance` reports. */
-const pathnameOf = (path: string) => new URL(path, 'http://x').pathname;
-
 function expectProblemShape(res: ApiResponse): void {
   expect(res.status).toBeGreaterThanOrEqual(400);
   expect(res.status).toBeLessThan(500);
@@ -48,18 +45,8 @@ function expectExactProblem(res: ApiResponse, status: number, code: string, path
 
 /** A 400 validation_failed listing `field` among its errors; detail summarises the errors. */
 function expectValidation(res: ApiResponse, path: string, field: string | string[]): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status: 400, code: 'validation_failed' });
   expectProblemShape(res);
-  expect(res.body).toEqual({
-    type: `${PROBLEM_BASE}validation-failed`,
-    title: PROBLEM_TITLES.validation_failed,
-    status: 400,
-    detail: expect.any(String),
-    code: 'validation_failed',
-    request_id: res.headers.get('x-request-id'),
-    instance: pathnameOf(path),
-    errors: expect.any(Array),
-  });
+  expectProblem(res, 400, 'validation_failed', path);
   const errors = res.body.errors as Array<{ field: string; message: string }>;
   expect(errors.length).toBeGreaterThan(0);
   for (const error of errors) {
