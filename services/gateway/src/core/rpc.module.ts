@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { type FactoryProvider, Module } from '@nestjs/common';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { Registry } from 'prom-client';
 import type { GatewayConfig } from '@app/config';
@@ -18,6 +18,17 @@ import { AMQP_CONNECTION } from './tokens';
  * pattern, command and reply types) per queue: `RpcClient` for the conversations service (which
  * also answers analytics), `WEBHOOKS_RPC` for the webhooks service. Each closes with the app.
  */
+/** The client of one service's RPC queue, for the gateway's timeout and metrics. */
+const rpcClient = (
+  provide: typeof RpcClient | symbol,
+  queue: { queue: string; presenceExchange: string; serviceName?: string },
+): FactoryProvider<RpcClient> => ({
+  provide,
+  inject: [AMQP_CONNECTION, GATEWAY_CONFIG, RpcClientMetrics],
+  useFactory: (amqp: AmqpConnectionManager, config: GatewayConfig, metrics: RpcClientMetrics) =>
+    new RpcClient({ connection: amqp, ...queue, timeoutMs: config.RPC_TIMEOUT_MS, metrics }),
+});
+
 @Module({
   providers: [
     {
@@ -25,31 +36,15 @@ import { AMQP_CONNECTION } from './tokens';
       inject: [Registry],
       useFactory: (registry: Registry) => new RpcClientMetrics(registry),
     },
-    {
-      provide: RpcClient,
-      inject: [AMQP_CONNECTION, GATEWAY_CONFIG, RpcClientMetrics],
-      useFactory: (amqp: AmqpConnectionManager, config: GatewayConfig, metrics: RpcClientMetrics) =>
-        new RpcClient({
-          connection: amqp,
-          queue: CONVERSATIONS_RPC_QUEUE,
-          presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
-          timeoutMs: config.RPC_TIMEOUT_MS,
-          metrics,
-        }),
-    },
-    {
-      provide: WEBHOOKS_RPC,
-      inject: [AMQP_CONNECTION, GATEWAY_CONFIG, RpcClientMetrics],
-      useFactory: (amqp: AmqpConnectionManager, config: GatewayConfig, metrics: RpcClientMetrics) =>
-        new RpcClient({
-          connection: amqp,
-          queue: WEBHOOKS_RPC_QUEUE,
-          presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
-          timeoutMs: config.RPC_TIMEOUT_MS,
-          serviceName: 'webhooks',
-          metrics,
-        }),
-    },
+    rpcClient(RpcClient, {
+      queue: CONVERSATIONS_RPC_QUEUE,
+      presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
+    }),
+    rpcClient(WEBHOOKS_RPC, {
+      queue: WEBHOOKS_RPC_QUEUE,
+      presenceExchange: WEBHOOKS_RPC_PRESENCE_EXCHANGE,
+      serviceName: 'webhooks',
+    }),
   ],
   exports: [RpcClient, WEBHOOKS_RPC],
 })
