@@ -23,6 +23,8 @@ module.exports = {
   // Node loads it with require(), Jest's module system does not, so it is compiled like our code.
   transformIgnorePatterns: ['/node_modules/(?!@apidevtools/json-schema-ref-parser/)'],
   moduleNameMapper: { '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src' },
+  // Registers the services and CLI that libs/testing's TestStack runs (the lib imports no service).
+  setupFiles: ['<rootDir>/scripts/test-services.ts'],
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   testTimeout: 60_000,

@@ -22,7 +22,16 @@ const lines = (file: string) =>
     .trim()
     .split('\n')
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, any>);
+    .map((line) => JSON.parse(line) as ReportLine);
+
+/** One line of a bench result file: the baseline's (cpu_cores) or the stack's (cpuMicros). */
+interface ReportLine {
+  label: string;
+  rps: number;
+  p99: number;
+  cpu_cores: Record<string, number | undefined>;
+  cpuMicros: { total: number };
+}
 
 const dir = process.argv[2];
 const files = readdirSync(dir);
@@ -33,7 +42,7 @@ const baseline: Record<string, Row[]> = {};
 const stack: Record<string, Row[]> = {};
 for (const file of files.filter((name) => name.startsWith('baseline-') && name.endsWith('.jsonl'))) {
   for (const row of lines(path.join(dir, file))) {
-    const [, endpoint] = (row.label as string).split('/');
+    const [, endpoint] = row.label.split('/');
     const cores = SERVER_GROUPS.reduce((sum, group) => sum + (row.cpu_cores[group] ?? 0), 0);
     (baseline[endpoint] ??= []).push({
       rps: row.rps,
@@ -44,7 +53,7 @@ for (const file of files.filter((name) => name.startsWith('baseline-') && name.e
 }
 for (const file of files.filter((name) => name.startsWith('stack-') && name.endsWith('.jsonl'))) {
   for (const row of lines(path.join(dir, file))) {
-    const endpoint = (row.label as string).replace('stack/', '');
+    const endpoint = row.label.replace('stack/', '');
     (stack[endpoint] ??= []).push({ rps: row.rps, p99: row.p99, microsPerRequest: row.cpuMicros.total });
   }
 }

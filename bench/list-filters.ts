@@ -46,11 +46,11 @@ async function main(): Promise<void> {
   await db.query('VACUUM ANALYZE conversations.conversations');
   console.log(`# ${CONVERSATIONS} conversations seeded in ${Date.now() - started} ms`);
 
-  const { rows } = await db.query(
+  const { rows } = await db.query<{ created_at: Date }>(
     `SELECT created_at FROM conversations.conversations ORDER BY created_at DESC OFFSET $1 LIMIT 1`,
     [Math.floor(CONVERSATIONS / 2)],
   );
-  const middle = (rows[0].created_at as Date).toISOString();
+  const middle = rows[0].created_at.toISOString();
   const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
   const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
   const cases: Array<[string, ListFilters, 'asc' | 'desc']> = [
@@ -73,12 +73,15 @@ async function main(): Promise<void> {
     let total = 0;
     for (let run = 0; run <= RUNS; run += 1) {
       started = Date.now();
-      const result = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, params);
+      const result = await db.query<{ 'QUERY PLAN': Explained[] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
+        params,
+      );
       const explained = result.rows[0]['QUERY PLAN'][0];
       if (run > 0) timings.push(explained['Execution Time'] + explained['Planning Time']);
       plan = pageScan(explained.Plan);
     }
-    total = Number((await db.query(statement.text, params)).rows[0].total);
+    total = Number((await db.query<{ total: string }>(statement.text, params)).rows[0].total);
     timings.sort((a, b) => a - b);
     console.log(`${name} | ${timings[Math.floor(RUNS / 2)].toFixed(1)} | ${total} | ${plan}`);
   }
@@ -86,6 +89,17 @@ async function main(): Promise<void> {
 }
 
 /** The scan that reads the page's rows: the innermost node under the LATERAL subquery's Limit. */
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  Plans?: unknown[];
+}
+interface Explained {
+  'Execution Time': number;
+  'Planning Time': number;
+  Plan: PlanNode;
+}
+
 function pageScan(plan: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }): string {
   const nodes: string[] = [];
   const walk = (node: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type autocannon from 'autocannon';
 import { mkdirSync, appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -90,14 +91,17 @@ function workloads(apiKey: string) {
       {
         method: 'GET' as const,
         headers: auth,
-        setupRequest: (request: any) => ({ ...request, path: `/v1/conversations/${randomConversation()}` }),
+        setupRequest: (request: autocannon.Request) => ({
+          ...request,
+          path: `/v1/conversations/${randomConversation()}`,
+        }),
       },
     ],
     send: [
       {
         method: 'POST' as const,
         headers: { ...auth, 'content-type': 'application/json' },
-        setupRequest: (request: any) => ({
+        setupRequest: (request: autocannon.Request) => ({
           ...request,
           path: `/v1/conversations/${randomOpenConversation()}/messages`,
           body: JSON.stringify({
@@ -193,7 +197,7 @@ async function main(): Promise<void> {
   const env = {
     DATABASE_URL,
     AMQP_URL,
-    PORT: args.port!,
+    PORT: args.port,
     OPS_PORT: '0',
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
@@ -222,7 +226,7 @@ async function main(): Promise<void> {
 
     const load = workloads(apiKey);
     const rows: LoadResult[] = [];
-    for (const endpoint of args.endpoints!.split(',').filter(Boolean) as Array<keyof typeof load>) {
+    for (const endpoint of args.endpoints.split(',').filter(Boolean) as Array<keyof typeof load>) {
       if (!load[endpoint]) throw new Error(`unknown endpoint ${endpoint}; use list, get, send`);
       const common = { url: base, connections: Number(args.connections), requests: load[endpoint] };
       await runLoad(`${endpoint}/warmup`, { ...common, durationSeconds: Number(args.warmup) });

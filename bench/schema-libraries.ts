@@ -44,8 +44,10 @@ class CreateDto {
   @IsOptional() @IsObject() @ValidateNested() @NestedType(() => MessageDto) message?: MessageDto;
 }
 const classValidator = (dto: new () => object) => (body: unknown) =>
-  validateSync(plainToInstance(dto, body) as object, { whitelist: true, forbidNonWhitelisted: true })
-    .length === 0;
+  validateSync(plainToInstance<object, object>(dto, body as object), {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+  }).length === 0;
 
 // TypeBox: JSON Schema, compiled by Ajv (as Fastify does) or by TypeBox's own compiler.
 const text = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);

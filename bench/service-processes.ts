@@ -22,7 +22,7 @@ export class ServiceProcesses {
       },
     );
     let tail = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       tail = (tail + chunk.toString()).slice(-4000);
     });
     child.once('exit', (code) => {

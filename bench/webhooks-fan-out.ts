@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -108,8 +109,6 @@ async function subscribe(scenario: FanOutScenario, url: string): Promise<void> {
   if (response.status !== 201)
     throw new Error(`subscription not created: ${response.status} ${await response.text()}`);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Publishes `count` conversation.started events of the account straight onto the exchange. */
 async function publishEvents(

@@ -9,6 +9,7 @@ import {
   EventTap,
   eventually,
   ScenarioWorkload,
+  sleep,
   WebhookReceiver,
 } from '@app/testing';
 
@@ -23,8 +24,6 @@ import {
 const REPLICAS = { gateway: 2, conversations: 2, webhooks: 2 };
 const WORKERS = 6;
 const WEBHOOK_LEASE_SECONDS = 5;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('npm run start:cluster: two replicas of each service', () => {
   let cluster: ClusterProcess;

@@ -3,7 +3,7 @@ import amqplib from 'amqplib';
 import { CONVERSATIONS_EVENTS_EXCHANGE, CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
 import { PUBLIC_EVENT_TYPES } from '@app/dialects';
 import { brokerUrls, QUORUM_QUEUE_ARGUMENTS } from '@app/messaging';
-import { ApiClient, eventually, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
+import { ApiClient, eventually, sleep, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
 import {
   killPatroniLeader,
   killRabbitNode,
@@ -37,8 +37,6 @@ interface Stretch {
   /** Admitted without being counted by the limiter (Redis unreachable, fail mode open). */
   uncounted: number;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Workers that create a conversation, post two messages, close it, reopen it, over and over. */
 class SteadyLoad {

@@ -57,7 +57,7 @@ function schemaVariables(): Map<string, z.ZodTypeAny> {
     ...Object.values(schemas).filter((value) => typeof value === 'object'),
   ];
   for (const shape of shapes) {
-    for (const [name, type] of Object.entries(shape as z.ZodRawShape)) variables.set(name, type);
+    for (const [name, type] of Object.entries(shape)) variables.set(name, type);
   }
   return variables;
 }
@@ -86,7 +86,7 @@ describe('configuration table (docs/operations.md)', () => {
     (name, row) => {
       const users = Object.entries(SERVICES).filter(([, shape]) => name in shape);
       const checks: [string | undefined, z.ZodTypeAny][] = users.length
-        ? users.map(([service, shape]) => [service, shape[name] as z.ZodTypeAny])
+        ? users.map(([service, shape]) => [service, shape[name]])
         : [[undefined, variables.get(name)!]];
       for (const [service, type] of checks) {
         const { applied, asDocumented } = defaults(type, name, row.defaultFor(service));

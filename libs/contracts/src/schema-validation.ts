@@ -91,7 +91,7 @@ export function compileSchema(schema: TSchema): ValidateFunction {
  */
 export function parseWith<T extends TSchema>(schema: T, value: unknown, root = 'body'): Static<T> {
   const validate = compileSchema(schema);
-  if (validate(value)) return value as Static<T>;
+  if (validate(value)) return value;
   throw invalidInput(validate.errors ?? [], root);
 }
 
@@ -210,7 +210,7 @@ function describe(error: ErrorObject, root: string): FieldError {
     case 'maxItems':
       return {
         field: field(),
-        message: `must list ${String(schema.minItems ?? 0)} to ${String(schema.maxItems)} items`,
+        message: `must list ${(schema.minItems as number | undefined) ?? 0} to ${String(schema.maxItems)} items`,
       };
     case 'maxProperties':
       return { field: field(), message: `must have at most ${String(schema.maxProperties)} keys` };

@@ -8,12 +8,16 @@ const READ_TIMEOUT = 'Query read timeout';
  * unanswered query would then block every later one. Ended, it leaves the pool.
  */
 export class BoundedClient extends Client {
+  // pg's Client.query has a dozen overloads (promise and callback forms); an override must
+  // accept and return what each of them does, which only `any` expresses.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: unknown[]): any {
     const callback = args[args.length - 1];
     if (typeof callback === 'function') {
+      const done = callback as (error: Error | null, result: unknown) => void;
       args[args.length - 1] = (error: Error | null, result: unknown) => {
         if (error) this.endAfterTimeout(error);
-        callback(error, result);
+        done(error, result);
       };
     }
     const result = (super.query as (...queryArgs: unknown[]) => unknown)(...args);

@@ -4,6 +4,9 @@ import { DomainError } from '@app/errors';
 import { retryWhileDatabaseUnavailable } from './failover-retry';
 import { execute, prepare, PreparedStatement } from './prepared-statement';
 
+/** How long a command's record (and its reply) is kept. */
+export const COMMAND_RETENTION_DAYS = 7;
+
 /** Raised inside the transaction when a concurrent copy of the command committed first. */
 class AlreadyApplied extends Error {}
 
@@ -46,7 +49,11 @@ interface StoredCommand<T> {
  */
 export class CommandLog {
   /** Statements prepared once per connection. */
-  private readonly sql: { recordCommand: PreparedStatement; storedCommand: PreparedStatement };
+  private readonly sql: {
+    recordCommand: PreparedStatement<{ command_id: string }>;
+    storedCommand: PreparedStatement<{ pattern: string; payload_hash: string | null; response: unknown }>;
+    purge: PreparedStatement;
+  };
 
   constructor(
     private readonly db: DataSource,
@@ -61,7 +68,19 @@ export class CommandLog {
         `SELECT pattern, payload_hash, response FROM ${schema}.processed_commands
           WHERE command_id = $1 AND account_id = $2`,
       ),
+      purge: prepare(
+        `DELETE FROM ${schema}.processed_commands WHERE created_at < now() - make_interval(days => $1)`,
+      ),
     };
+  }
+
+  /**
+   * Deletes command records older than `days` (7 by default: far longer than any redelivery or
+   * the gateway's 24 h idempotency window); returns how many went.
+   */
+  async purge(days = COMMAND_RETENTION_DAYS): Promise<number> {
+    const { rowCount } = await execute(this.db, this.sql.purge, [days]);
+    return rowCount;
   }
 
   async applyOnce<T>(request: RpcRequest, work: (tx: EntityManager) => Promise<T>): Promise<T> {
@@ -75,7 +94,7 @@ export class CommandLog {
           command.payloadHash,
           JSON.stringify(reply),
         ]);
-        if (recorded.length === 0) throw new AlreadyApplied();
+        if (recorded.rowCount === 0) throw new AlreadyApplied();
         return reply;
       }),
     );
@@ -119,7 +138,9 @@ export class CommandLog {
   }
 
   private async storedCommand<T>(command: CommandRecord): Promise<StoredCommand<T> | undefined> {
-    const [row] = await execute(this.db, this.sql.storedCommand, [command.id, command.accountId]);
+    const {
+      rows: [row],
+    } = await execute(this.db, this.sql.storedCommand, [command.id, command.accountId]);
     return row && { pattern: row.pattern, payloadHash: row.payload_hash, reply: row.response as T };
   }
 }

@@ -22,7 +22,7 @@ export async function prepareDatabase(
   const dataSource = new DataSource({
     ...options,
     extra: { ...extra, ...queryBounds(MIGRATION_TIMEOUT_MS) },
-  } as DataSourceOptions);
+  });
   await dataSource.initialize();
   try {
     await migrateUnderLock(dataSource, schema, logger);

@@ -1,47 +1,75 @@
 import { createHash } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import type { PoolClient, QueryConfig } from 'pg';
+import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 /**
  * A named SQL statement: Postgres parses and plans it once per connection instead of on every
  * call (planning a list query costs more than running it). The name is derived from the text,
- * so two statements can never share a name by mistake.
+ * so two statements can never share a name by mistake. `Row` is the shape of one result row,
+ * as the statement's column list (and its aliases) give it.
  */
-export interface PreparedStatement {
+export interface PreparedStatement<Row extends object = Record<string, never>> {
   readonly name: string;
   readonly text: string;
+  /** Never set: carries the row type from `prepare` to `execute`. */
+  readonly row?: Row;
 }
 
-export function prepare(text: string): PreparedStatement {
+export function prepare<Row extends object = Record<string, never>>(text: string): PreparedStatement<Row> {
   return { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text };
 }
 
-/** A DataSource, or the EntityManager of a transaction (anything with TypeORM's `query`). */
-interface QueryExecutor {
-  query(query: string, parameters?: unknown[]): Promise<any>;
+/** What a statement returned: its rows (RETURNING ones included) and how many rows it touched. */
+export interface QueryResult<Row> {
+  rows: Row[];
+  rowCount: number;
 }
 
-interface PgResult {
-  command: string;
-  rows: unknown[];
-  rowCount: number | null;
+/** A DataSource (a connection from its pool for one statement), or the EntityManager of a transaction. */
+export type Queryable = DataSource | EntityManager;
+
+/**
+ * Runs a prepared statement on a pg client obtained through TypeORM's public QueryRunner API:
+ * `connect()` of the postgres driver's query runner returns its node-postgres client (a pool
+ * client, or the transaction's own). Outside a transaction a runner is taken for this one
+ * statement and released after it (what `pool.query` does inside too); inside one, the
+ * transaction's runner is used and left to the transaction. Going to the client directly skips
+ * TypeORM's per-query logging and result reshaping, which cost more than a look-up itself, and
+ * lets every statement, in a transaction or not, be a named one.
+ *
+ * A connection broken by a timeout or a lost socket is ended by the client (BoundedClient) or
+ * reported by its 'error' event, which TypeORM's runner handles; the pool drops ended clients.
+ */
+export function execute<Row extends object>(
+  executor: Queryable,
+  statement: PreparedStatement<Row>,
+  parameters: readonly unknown[] = [],
+): Promise<QueryResult<Row>> {
+  return run<Row>(executor, { name: statement.name, text: statement.text, values: [...parameters] });
 }
 
 /**
- * Runs a prepared statement. Outside a transaction it goes straight to the pool of the `pg`
- * driver (TypeORM's per-query runner costs more than a look-up itself); inside one, through the
- * transaction's EntityManager. Results have TypeORM's shape either way: rows, or
- * [rows, affected] for UPDATE and DELETE.
+ * A one-off statement that is not worth a name on every connection (a periodic clean-up, a
+ * start-up check): the same typed result, parsed and planned on each call.
  */
-export async function execute<T = any>(
-  executor: QueryExecutor,
-  statement: PreparedStatement,
-  parameters: unknown[],
-): Promise<T> {
-  if (!(executor instanceof DataSource)) return executor.query(statement as unknown as string, parameters);
-  const pool = (executor.driver as unknown as { master: { query(config: object): Promise<PgResult> } })
-    .master;
-  const result = await pool.query({ name: statement.name, text: statement.text, values: parameters });
-  return (
-    result.command === 'UPDATE' || result.command === 'DELETE' ? [result.rows, result.rowCount] : result.rows
-  ) as T;
+export function query<Row extends object = Record<string, never>>(
+  executor: Queryable,
+  text: string,
+  parameters: readonly unknown[] = [],
+): Promise<QueryResult<Row>> {
+  return run<Row>(executor, { text, values: [...parameters] });
+}
+
+async function run<Row extends object>(executor: Queryable, config: QueryConfig): Promise<QueryResult<Row>> {
+  const transactionRunner = executor instanceof EntityManager ? executor.queryRunner : undefined;
+  const runner: QueryRunner =
+    transactionRunner ??
+    (executor instanceof DataSource ? executor : executor.connection).createQueryRunner();
+  try {
+    const client = (await runner.connect()) as PoolClient;
+    const result = await client.query<Row>(config);
+    return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+  } finally {
+    if (!transactionRunner) await runner.release();
+  }
 }

@@ -26,7 +26,8 @@ export function connectAmqp(url: string, name: string, logger: Logger): AmqpConn
   });
   connection.on('connect', ({ connection: model, url: node }) => {
     coalesceWrites((model as unknown as { connection: { stream: Socket } }).connection.stream);
-    logger.info({ broker: redact(String(node)) }, 'amqp connected');
+    // brokerUrls() hands the manager plain strings, so the node is one of them.
+    logger.info({ broker: redact(typeof node === 'string' ? node : '(options)') }, 'amqp connected');
   });
   connection.on('disconnect', ({ err }) => logger.warn({ err: err?.message }, 'amqp disconnected'));
   connection.on('connectFailed', ({ err }) => logger.warn({ err: err?.message }, 'amqp connection failed'));
@@ -68,7 +69,7 @@ export function redact(url: string): string {
  * frames of that tick (replies, acks, publishes of many concurrent requests) into one writev.
  */
 function coalesceWrites(socket: Socket): void {
-  const write = socket.write;
+  const write = socket.write.bind(socket);
   let corked = false;
   socket.write = function coalescedWrite(this: Socket, ...args: Parameters<Socket['write']>) {
     if (!corked) {
@@ -79,6 +80,6 @@ function coalesceWrites(socket: Socket): void {
         this.uncork();
       });
     }
-    return write.apply(this, args);
+    return write(...args);
   } as Socket['write'];
 }

@@ -5,6 +5,5 @@ export * from './rpc-client';
 export * from './event-publisher';
 export * from './rpc-metrics';
 export * from './pass-through-rpc.filter';
-export * from './rpc-service';
 export * from './handles-rpc.decorator';
 export * from './quorum-migration';

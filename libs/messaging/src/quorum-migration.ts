@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import amqplib, {
   type Channel,
   type ChannelModel,
@@ -208,5 +209,3 @@ async function quietChannel(connection: ChannelModel): Promise<Channel> {
 function errorCode(error: unknown): number | undefined {
   return (error as { code?: number }).code;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

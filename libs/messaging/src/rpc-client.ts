@@ -133,7 +133,7 @@ export class RpcClient {
       this.publish(correlationId, envelope, due).catch((error: unknown) => {
         if (!this.pending.delete(correlationId)) return; // already timed out
         clearTimeout(timer);
-        reject(error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       });
     });
     if (!reply.ok) throw DomainError.fromPayload(reply.error);
@@ -157,6 +157,11 @@ export class RpcClient {
     } catch {
       throw unavailable('The message broker connection was lost.');
     }
+  }
+
+  /** As a Nest provider's value, the client is closed when the app closes. */
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { QueueDeclaration } from './quorum-migration';
 import type { Options } from 'amqplib';
 
 /**
@@ -23,3 +24,14 @@ export const DEAD_LETTER_QUEUE_OPTIONS: Options.AssertQueue = {
 export const DIRECT_REPLY_QUEUE = 'amq.rabbitmq.reply-to';
 
 export const PRESENCE_EXCHANGE_OPTIONS: Options.AssertExchange = { durable: true };
+
+/** An RPC queue and its dead-letter queue as declared by the service that serves them. */
+export function rpcQueueDeclarations(queues: {
+  queue: string;
+  deadLetterQueue?: string;
+}): QueueDeclaration[] {
+  return [
+    { name: queues.queue, options: RPC_QUEUE_OPTIONS },
+    ...(queues.deadLetterQueue ? [{ name: queues.deadLetterQueue, options: DEAD_LETTER_QUEUE_OPTIONS }] : []),
+  ];
+}

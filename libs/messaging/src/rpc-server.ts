@@ -4,11 +4,26 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import { lastValueFrom } from 'rxjs';
 import type { Logger } from 'pino';
 import { parseWith, type RpcOperation, type RpcReply, type RpcRequest } from '@app/contracts';
-import { databaseUnavailable, isDatabaseUnavailable, retryWhileDatabaseUnavailable } from '@app/database';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
 import { requestContext } from '@app/observability';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import { DEAD_LETTER_QUEUE_OPTIONS, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
+
+/**
+ * How infrastructure failures are met (the runtime supplies the database's): which reads are
+ * retried, and which failures are an outage the caller should retry rather than a bug.
+ */
+export interface RpcFailurePolicy {
+  /** Runs a read-only operation, retrying what is transient until `answerBy` (epoch ms, if set). */
+  retryRead<T>(call: () => Promise<T>, answerBy: number | undefined): Promise<T>;
+  /** The domain error (a 503) an outage means, or undefined for any other failure. */
+  outage(error: unknown): DomainError | undefined;
+}
+
+const NO_FAILURE_POLICY: RpcFailurePolicy = {
+  retryRead: (call) => call(),
+  outage: () => undefined,
+};
 
 export interface RpcServerOptions {
   connection: AmqpConnectionManager;
@@ -23,6 +38,7 @@ export interface RpcServerOptions {
   /** How long close() waits for in-flight commands before giving up on them (they are redelivered). */
   drainTimeoutMs?: number;
   metrics?: RpcServerMetrics;
+  failures?: RpcFailurePolicy;
 }
 
 /**
@@ -110,7 +126,8 @@ export class RpcServer extends Server implements CustomTransportStrategy {
 
   private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
     const request = parseRequest(message.content);
-    const { replyTo, correlationId } = message.properties;
+    // amqplib types message properties as `any`; these two are strings when present.
+    const { replyTo, correlationId } = message.properties as { replyTo?: string; correlationId?: string };
     if (!request) {
       this.deadLetter(channel, message, 'unparseable RPC request');
       return;
@@ -187,22 +204,23 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     }
     try {
       const command = { ...request, data: parseWith(operation.command, request.data) };
-      const call = async () =>
-        lastValueFrom(this.transformToObservable(await handler(command)), { defaultValue: null });
-      // A read is run again while the database fails over; writes retry inside the command log.
-      const data = await (operation.readOnly
-        ? retryWhileDatabaseUnavailable(call, { answerBy: request.answerBy })
-        : call());
+      const call = async (): Promise<unknown> =>
+        lastValueFrom<unknown, null>(this.transformToObservable(await handler(command)), {
+          defaultValue: null,
+        });
+      const failures = this.options.failures ?? NO_FAILURE_POLICY;
+      const data = await (operation.readOnly ? failures.retryRead(call, request.answerBy) : call());
       return { ok: true, data };
     } catch (error) {
       if (error instanceof DomainError) return { ok: false, error: error.toPayload() };
-      if (isDatabaseUnavailable(error)) {
+      const outage = (this.options.failures ?? NO_FAILURE_POLICY).outage(error);
+      if (outage) {
         // An outage, not a bug: the caller is told to retry (503), the cause is logged.
         this.options.logger.warn(
           { err: (error as Error).message, pattern: request.pattern },
-          'database unavailable',
+          outage.code === 'database_unavailable' ? 'database unavailable' : outage.message,
         );
-        return { ok: false, error: databaseUnavailable().toPayload() };
+        return { ok: false, error: outage.toPayload() };
       }
       this.options.logger.error({ err: error, pattern: request.pattern }, 'rpc handler failed');
       return { ok: false, error: { code: 'internal_error', detail: 'The request could not be completed.' } };

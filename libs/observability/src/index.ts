@@ -1,6 +1,5 @@
 export * from './request-context';
 export * from './logger';
-export * from './run-service';
 export * from './pino-nest-logger';
 export * from './ops/metrics-registry';
 export * from './ops/readiness-checks';

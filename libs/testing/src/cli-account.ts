@@ -1,4 +1,4 @@
-import { runCli } from '../../../scripts/cli';
+import { testServices } from './test-stack';
 
 /**
  * `npm run cli -- accounts:create` as an operator runs it (in this process, against the run's
@@ -8,7 +8,7 @@ import { runCli } from '../../../scripts/cli';
 export async function createAccountWithCli(name: string): Promise<{ accountId: string; apiKey: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(
+  const code = await testServices().runCli(
     ['accounts:create', '--name', name, '--plan', 'business'],
     { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
     { ...process.env, LOG_LEVEL: 'error' },

@@ -22,3 +22,9 @@ export async function eventually<T>(
   }
   throw lastError;
 }
+
+/**
+ * Waits a fixed time: only where the time itself is the point (a rate-limit window passing, a
+ * stall lasting), never to wait for a condition (that is `eventually`).
+ */
+export { setTimeout as sleep } from 'node:timers/promises';

@@ -16,3 +16,4 @@ export * from './captured-logger';
 export * from './rabbitmq-queues';
 export * from './scenario-workload';
 export * from './raw-http';
+export * from './factories';

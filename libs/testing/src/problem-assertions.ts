@@ -6,6 +6,7 @@ export const PROBLEM_BASE = '/problems/';
 export const PROBLEM_TITLES: Record<string, string> = {
   validation_failed: 'Request validation failed',
   invalid_json: 'Malformed JSON body',
+  headers_too_large: 'Request headers too large',
   unauthorized: 'Missing or invalid API key',
   not_found: 'Resource not found',
   route_not_found: 'No such endpoint',
@@ -24,18 +25,31 @@ export const PROBLEM_TITLES: Record<string, string> = {
   upstream_timeout: 'Upstream timeout',
 };
 
-/** The exact RFC 9457 document for an error other than a validation failure. */
-export function expectProblem(res: ApiResponse, status: number, code: string, path: string): void {
+/**
+ * The exact RFC 9457 document for an error other than a validation failure: every field, nothing
+ * else. `path` is the request's (its `instance`, as the server saw it, percent-encoded); without
+ * it any instance is accepted. `detail`, when given, is the exact detail expected.
+ */
+export function expectProblem(
+  res: ApiResponse,
+  status: number,
+  code: string,
+  path?: string,
+  detail?: string,
+): void {
   expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
+  const requestId = res.headers.get('x-request-id');
+  expect(requestId).toBeTruthy();
   expect(res.body).toEqual({
     type: PROBLEM_BASE + code.replace(/_/g, '-'),
     title: PROBLEM_TITLES[code],
     status,
-    detail: expect.any(String),
+    detail: detail ?? expect.stringMatching(/./),
     code,
-    request_id: res.headers.get('x-request-id'),
-    instance: new URL(path, 'http://x').pathname,
+    request_id: requestId,
+    instance: path === undefined ? expect.any(String) : new URL(path, 'http://x').pathname,
+    ...(code === 'validation_failed' && { errors: expect.any(Array) }),
   });
 }
 

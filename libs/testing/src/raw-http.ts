@@ -28,7 +28,7 @@ export function rawHttp(baseUrl: string, request: string | Buffer, timeoutMs = 1
       try {
         resolve(parseResponse(Buffer.concat(chunks)));
       } catch (error) {
-        reject(error as Error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       }
     };
     socket.on('data', (chunk) => {

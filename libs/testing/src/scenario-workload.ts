@@ -1,6 +1,5 @@
+import { sleep } from './eventually';
 import { ApiClient } from './api-client';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Messages each scenario sends after the create (which carries the first, a visitor's). */
 const FOLLOW_UPS = ['agent', 'visitor', 'agent'] as const;

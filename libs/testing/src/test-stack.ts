@@ -1,4 +1,6 @@
-import { DataSource } from 'typeorm';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import {
   ConversationsConfig,
   conversationsSchema,
@@ -10,19 +12,56 @@ import {
 } from '@app/config';
 import { createLogger } from '@app/observability';
 import type { Plan } from '@app/dialects';
-import {
-  startConversationsService,
-  RunningConversationsService,
-} from '../../../services/conversations/src/conversations-service';
-import { startGateway, RunningGateway } from '../../../services/gateway/src/gateway-service';
-import type { TargetPolicy } from '../../../services/webhooks/src/delivery/target-policy';
-import {
-  RunningWebhooksService,
-  startWebhooksService,
-} from '../../../services/webhooks/src/webhooks-service';
-import { AccountsRepository } from '../../../services/gateway/src/accounts/accounts.repository';
-import { gatewayDataSourceOptions } from '../../../services/gateway/src/data-source';
+import type { RunningRpcService } from '@app/runtime';
 import { ApiClient } from './api-client';
+
+/** The gateway as a test reaches it: its Nest app and its URL. */
+export interface RunningGateway {
+  app: NestFastifyApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** What tests do with the gateway's accounts repository. */
+export interface TestAccounts {
+  createAccount(name: string, plan: Plan): Promise<{ id: string }>;
+  createKey(accountId: string): Promise<{ keyId: string; apiKey: string }>;
+  revokeKey(keyId: string): Promise<boolean>;
+}
+
+/**
+ * The services a TestStack runs and the CLI it calls. This lib never imports a service (arrows
+ * point down, docs/architecture.md): the test set-up of the whole tree, scripts/test-services.ts
+ * (Jest's setupFiles), registers them before each test file.
+ */
+export interface TestServices {
+  startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway>;
+  startConversations(config: ConversationsConfig, logger: Logger): Promise<RunningRpcService>;
+  /** `targets`: the webhooks service's SSRF policy (a TargetPolicy of services/webhooks), if replaced. */
+  startWebhooks(config: WebhooksConfig, logger: Logger, targets: unknown): Promise<RunningRpcService>;
+  /** The gateway's DataSource options, for the stack's own admin connection. */
+  gatewayDataSourceOptions(settings: { DATABASE_URL: string; DATABASE_POOL_SIZE: number }): DataSourceOptions;
+  accounts(db: DataSource): TestAccounts;
+  /** Folds the analytics slots now instead of on the conversations service's timer. */
+  compactAnalytics(conversations: RunningRpcService): Promise<unknown>;
+  /** `npm run cli` in this process (scripts/cli.ts runCli). */
+  runCli(
+    argv: string[],
+    output: { stdout: (text: string) => void; stderr: (text: string) => void },
+    env: NodeJS.ProcessEnv,
+  ): Promise<number>;
+}
+
+let registered: TestServices | undefined;
+
+export function registerTestServices(services: TestServices): void {
+  registered = services;
+}
+
+export function testServices(): TestServices {
+  if (!registered) throw new Error('no services registered: run tests through jest.config.js (setupFiles)');
+  return registered;
+}
 
 export interface TestAccount {
   accountId: string;
@@ -36,8 +75,8 @@ export interface StackOptions {
   conversations?: Partial<Record<keyof ConversationsConfig, string>>;
   /** Also run the webhooks service (`true` for the test defaults, or variables to override them). */
   webhooks?: boolean | Partial<Record<keyof WebhooksConfig, string>>;
-  /** The webhooks service's SSRF policy, e.g. with a fake resolver. */
-  webhookTargets?: TargetPolicy;
+  /** The webhooks service's SSRF policy (a TargetPolicy), e.g. with a fake resolver. */
+  webhookTargets?: unknown;
 }
 
 const logger = () => createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -49,11 +88,11 @@ const OPS_SERVER = { OPS_PORT: '0', OPS_HOST: '127.0.0.1' };
  * (set up by global-setup.ts): the gateway listens on a free port on 127.0.0.1.
  */
 export class TestStack {
-  conversations?: RunningConversationsService;
-  webhooks?: RunningWebhooksService;
+  conversations?: RunningRpcService;
+  webhooks?: RunningRpcService;
   gateway!: RunningGateway;
   private admin!: DataSource;
-  private accounts!: AccountsRepository;
+  private accounts!: TestAccounts;
   private readonly createdAccountIds: string[] = [];
 
   private constructor(private readonly options: StackOptions) {}
@@ -62,12 +101,13 @@ export class TestStack {
     const stack = new TestStack(options);
     await stack.startConversations();
     if (options.webhooks) await stack.startWebhooks();
-    stack.gateway = await startGateway(stack.gatewayConfig(), logger());
+    const services = testServices();
+    stack.gateway = await services.startGateway(stack.gatewayConfig(), logger());
     stack.admin = new DataSource(
-      gatewayDataSourceOptions({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_SIZE: 2 }),
+      services.gatewayDataSourceOptions({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_SIZE: 2 }),
     );
     await stack.admin.initialize();
-    stack.accounts = new AccountsRepository(stack.admin);
+    stack.accounts = services.accounts(stack.admin);
     return stack;
   }
 
@@ -106,7 +146,10 @@ export class TestStack {
 
   /** Starts the conversations service, with `overrides` on top of the stack's own variables. */
   async startConversations(overrides: StackOptions['conversations'] = {}): Promise<void> {
-    this.conversations = await startConversationsService(this.conversationsConfig(overrides), logger());
+    this.conversations = await testServices().startConversations(
+      this.conversationsConfig(overrides),
+      logger(),
+    );
   }
 
   async stopConversations(): Promise<void> {
@@ -132,9 +175,11 @@ export class TestStack {
   }
 
   async startWebhooks(): Promise<void> {
-    this.webhooks = await startWebhooksService(this.webhooksConfig(), logger(), {
-      targets: this.options.webhookTargets,
-    });
+    this.webhooks = await testServices().startWebhooks(
+      this.webhooksConfig(),
+      logger(),
+      this.options.webhookTargets,
+    );
   }
 
   async stopWebhooks(): Promise<void> {
@@ -149,8 +194,14 @@ export class TestStack {
     return { accountId: account.id, keyId: key.keyId, apiKey: key.apiKey, api: this.api(key.apiKey) };
   }
 
-  accountsRepository(): AccountsRepository {
+  accountsRepository(): TestAccounts {
     return this.accounts;
+  }
+
+  /** Runs the conversations service's analytics compaction now. */
+  compactAnalytics(): Promise<unknown> {
+    if (!this.conversations) throw new Error('the conversations service is not running');
+    return testServices().compactAnalytics(this.conversations);
   }
 
   /** Plain SQL on the run's database, for assertions on what was stored. */

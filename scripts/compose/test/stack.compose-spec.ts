@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { PUBLIC_EVENT_TYPES } from '@app/dialects';
-import { ApiClient, ApiResponse, eventually, PrometheusText, ScenarioWorkload } from '@app/testing';
+import { ApiClient, ApiResponse, eventually, PrometheusText, ScenarioWorkload, sleep } from '@app/testing';
 import { AppService, ComposeProject, docker, ROOT } from './compose-project';
 import { EventQueue } from './event-queue';
 import { ReceivedWebhook, ReceiverContainer } from './receiver-container';
@@ -28,7 +28,6 @@ const WORKERS = 6;
 const UP_TIMEOUT_MS = 12 * 60_000;
 const MINUTE = 60_000;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const isPublic = (type: string) => (PUBLIC_EVENT_TYPES as readonly string[]).includes(type);
 const log = (text: string) => process.stderr.write(`compose test: ${text}\n`);
 

@@ -7,7 +7,7 @@ import {
   CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
   CONVERSATIONS_RPC_QUEUE,
 } from '@app/contracts';
-import { RunningRpcService, startRpcService } from '@app/messaging';
+import { RunningRpcService, startRpcService } from '@app/runtime';
 import { ConversationsAppModule } from './conversations-app.module';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from './data-source';
 

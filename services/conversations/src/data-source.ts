@@ -1,10 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
 import { DatabaseSettings, postgresOptions } from '@app/database';
-import { ProcessedCommandEntity } from './commands/processed-command.entity';
-import { ConversationEntity } from './conversations/conversation.entity';
-import { LeadEntity } from './conversations/lead.entity';
-import { MessageEntity } from './conversations/message.entity';
-import { StatusCountEntity } from './conversations/status-count.entity';
 import { InitialSchema1763856000000 } from './migrations/1763856000000-initial-schema';
 import { AnalyticsRollups1764000000000 } from './migrations/1764000000000-analytics-rollups';
 import { CommandPayloads1764200000001 } from './migrations/1764200000001-command-payloads';
@@ -12,7 +7,6 @@ import { ListSnapshotKeys1764200000002 } from './migrations/1764200000002-list-s
 import { OutboxWakeInProcess1764300000000 } from './migrations/1764300000000-outbox-wake-in-process';
 import { ListFilterIndexes1764300000001 } from './migrations/1764300000001-list-filter-indexes';
 import { ListCountIndex1764300000002 } from './migrations/1764300000002-list-count-index';
-import { OutboxEventEntity } from './outbox/outbox-event.entity';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
@@ -21,14 +15,9 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
     ...postgresOptions(config, 'conversations'),
     schema: CONVERSATIONS_SCHEMA,
     migrationsTableName: 'migrations',
-    entities: [
-      ConversationEntity,
-      MessageEntity,
-      LeadEntity,
-      StatusCountEntity,
-      OutboxEventEntity,
-      ProcessedCommandEntity,
-    ],
+    // No entities: every query is SQL through libs/database's typed statements; TypeORM runs the
+    // migrations, the connections and the transactions.
+    entities: [],
     migrations: [
       InitialSchema1763856000000,
       AnalyticsRollups1764000000000,

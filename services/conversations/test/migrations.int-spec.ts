@@ -32,7 +32,9 @@ describe('migrations with several replicas starting at once', () => {
       Array.from({ length: 4 }, () => prepareDatabase(options, CONVERSATIONS_SCHEMA, logger)),
     );
 
-    const migrations = (options.migrations as Function[]).map((migration) => migration.name).sort();
+    const migrations = (options.migrations as Array<{ name: string }>)
+      .map((migration) => migration.name)
+      .sort();
     const applied = lines
       .filter((line) => line.includes('migration applied'))
       .map((line) => JSON.parse(line).migration);

@@ -274,19 +274,19 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       const taken = await eventually(
         async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false,
       );
-      expect((taken as GetMessage).properties.correlationId).toBe(correlationId);
-      expect((taken as GetMessage).fields.redelivered).toBe(false);
-      grabber.nack(taken as GetMessage, false, true);
+      expect(taken.properties.correlationId).toBe(correlationId);
+      expect(taken.fields.redelivered).toBe(false);
+      grabber.nack(taken, false, true);
       const again = await eventually(
         async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false,
       );
-      expect((again as GetMessage).fields.redelivered).toBe(true);
-      grabber.nack(again as GetMessage, false, true);
+      expect(again.fields.redelivered).toBe(true);
+      grabber.nack(again, false, true);
       await grabber.close();
     } finally {
       await stack.startConversations();
     }
-    const second = await replyPromise!;
+    const second = await replyPromise;
     expect(second.body).toEqual(first.body);
     expect(await messagesOf(conversationId)).toHaveLength(1);
     expect((await outboxOf(conversationId)).map((row) => row.type)).toEqual([
@@ -313,7 +313,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     } finally {
       await stack.startConversations();
     }
-    const reply = await replyPromise!;
+    const reply = await replyPromise;
     expect(reply.body.ok).toBe(true);
     const messages = await messagesOf(conversationId);
     expect(messages).toHaveLength(1);

@@ -1,17 +1,13 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import Fastify from 'fastify';
-import Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import { CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE } from '@app/contracts';
 import { DatabaseSettings, prepareDatabase } from '@app/database';
-import { connectAmqp, declareQueues, RpcClient, rpcQueueDeclarations } from '@app/messaging';
+import { declareQueues, RpcClient, rpcQueueDeclarations } from '@app/messaging';
 import { createMetricsRegistry, PinoNestLogger } from '@app/observability';
-import { subscribeToAccountChanges } from './accounts/account-changes';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
-import { connectRedis } from './rate-limit/redis-connection';
-import { openRedis } from './redis-endpoint';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { registerRequestDeadline } from './deadline/request-deadline';
@@ -33,7 +29,6 @@ import { IdempotencyHooks } from './idempotency/idempotency-hooks';
 import { LoadShedder } from './load-shedding/load-shedding';
 import { serveApiDocs } from './api-docs/serve-api-docs';
 import { serveProblemPages } from './api-docs/problem-pages';
-import { WEBHOOKS_RPC } from './webhooks/webhooks-rpc.token';
 
 /** Pending connections the kernel may queue for the gateway (capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
@@ -60,13 +55,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     [CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE].flatMap((queue) => rpcQueueDeclarations({ queue })),
     logger,
   );
-  const amqp = connectAmqp(config.AMQP_URL, 'gateway', logger);
-  const redis = connectRedis(config);
-  // No ready check (INFO) on the subscriber: after a reconnect it is already in subscriber mode.
-  const subscriber = openRedis(config, { maxRetriesPerRequest: null, enableReadyCheck: false });
-  for (const client of [redis, subscriber]) {
-    client.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis connection error'));
-  }
   let admission: ReturnType<typeof apiAdmission> | undefined;
   const http = Fastify({
     rewriteUrl: originForm,
@@ -101,7 +89,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   shedder.register(http);
   const adapter = new FastifyAdapter(http);
   const app = await NestFactory.create<NestFastifyApplication>(
-    GatewayAppModule.register(config, amqp, redis, logger, registry),
+    GatewayAppModule.register(config, logger, registry),
     adapter,
     {
       logger: new PinoNestLogger(logger),
@@ -111,7 +99,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   );
   const apiKeys = app.get(ApiKeyAuthenticator);
   admission = apiAdmission(apiKeys, app.get(RateLimits));
-  subscribeToAccountChanges(subscriber, config.REDIS_KEY_PREFIX, (change) => apiKeys.forget(change), logger);
   const fastify = app.getHttpAdapter().getInstance();
   registerRequestDeadline(fastify, config.RPC_TIMEOUT_MS);
   registerRequestIdHeader(fastify);
@@ -140,12 +127,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     url,
     async close() {
       await drainConnections();
+      // Features first, then the RPC clients, then Postgres, RabbitMQ and Redis (their modules' hooks).
       await app.close();
-      await app.get(RpcClient).close();
-      await app.get<RpcClient>(WEBHOOKS_RPC).close();
-      await amqp.close();
-      redis.disconnect();
-      subscriber.disconnect();
       shedder.close();
     },
   };

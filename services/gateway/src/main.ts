@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { gatewaySchema, loadConfig } from '@app/config';
-import { HOW_TO_START } from '@app/database';
-import { runService } from '@app/observability';
+import { HOW_TO_START, runService } from '@app/runtime';
 import { startGateway } from './gateway-service';
 
 void runService({

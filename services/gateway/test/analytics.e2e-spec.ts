@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '@app/errors';
 import { RpcClient } from '@app/messaging';
 import { ApiClient, ApiResponse, TestStack } from '@app/testing';
-import { AnalyticsCompactionJob } from '../../conversations/src/analytics/analytics-compaction.job';
 
 /**
  * Analytics (docs/analytics.md): a fixture written straight into the conversations schema with
@@ -720,7 +719,7 @@ describe('analytics', () => {
           expect(series.total).toBe(expected.by_sender.agent + expected.by_sender.bot);
         }
       };
-      const compact = () => stack.conversations!.app.get(AnalyticsCompactionJob).compact();
+      const compact = () => stack.compactAnalytics();
       await check();
       await compact();
       await check();

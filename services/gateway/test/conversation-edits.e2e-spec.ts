@@ -1,4 +1,4 @@
-import { EventTap, eventually, expectProblem, TestAccount, TestStack } from '@app/testing';
+import { EventTap, eventually, expectProblem, newConversation, TestAccount, TestStack } from '@app/testing';
 
 /**
  * Editing a conversation (issue 14, item 3; DESIGN.md "Integrator API"): PATCH also takes
@@ -23,16 +23,13 @@ describe('editing a conversation and reading its lead', () => {
     await stack?.close();
   });
 
-  async function newConversation(body: Record<string, unknown> = {}) {
-    const created = await owner.api.post('/v1/conversations', {
+  const newOrderConversation = (body: Record<string, unknown> = {}) =>
+    newConversation(owner.api, {
       subject: 'Order 1001',
       visitor: { name: 'Ada', email: 'ada@example.com' },
       metadata: { order: '1001', channel: 'web', coupon: 'SPRING' },
       ...body,
     });
-    expect(created.status).toBe(201);
-    return created.body as { id: string; updated_at: string };
-  }
 
   /** The conversation's events of `types` in arrival order, once there are `count` of them. */
   const eventsOf = (id: string, count: number, types = ['conversation.updated']) =>
@@ -45,7 +42,7 @@ describe('editing a conversation and reading its lead', () => {
     }, 10_000);
 
   it('changes subject, visitor and metadata in one PATCH, merging metadata, and emits conversation.updated naming them', async () => {
-    const { id, updated_at } = await newConversation();
+    const { id, updated_at } = await newOrderConversation();
     const path = `/v1/conversations/${id}`;
     const response = await owner.api.patch(path, {
       subject: 'Order 1001 (refund)',
@@ -68,7 +65,7 @@ describe('editing a conversation and reading its lead', () => {
   });
 
   it('a PATCH with the stored values changes nothing and emits nothing; null clears subject and visitor', async () => {
-    const { id } = await newConversation();
+    const { id } = await newOrderConversation();
     const path = `/v1/conversations/${id}`;
     const before = (await owner.api.get(path)).body;
     const same = await owner.api.patch(path, {
@@ -88,7 +85,7 @@ describe('editing a conversation and reading its lead', () => {
   });
 
   it('status and details in one PATCH: the status event, then conversation.updated; a closed conversation can still be edited', async () => {
-    const { id } = await newConversation();
+    const { id } = await newOrderConversation();
     const path = `/v1/rozmowy/${id}`;
     const closed = await owner.api.patch(path, { status: 'zamknięte', metadata: { csat: 5 } });
     expect(closed.status).toBe(200);
@@ -104,7 +101,7 @@ describe('editing a conversation and reading its lead', () => {
   });
 
   it('refuses what it cannot apply with a 400 or 409 and changes nothing', async () => {
-    const { id } = await newConversation();
+    const { id } = await newOrderConversation();
     const path = `/v1/conversations/${id}`;
     const before = (await owner.api.get(path)).body;
     const tooMany = Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`k${i}`, i]));
@@ -132,7 +129,7 @@ describe('editing a conversation and reading its lead', () => {
   });
 
   it('a status move it cannot make is a 409 and nothing else in the PATCH applies', async () => {
-    const { id } = await newConversation();
+    const { id } = await newOrderConversation();
     const path = `/v1/conversations/${id}`;
     await owner.api.patch(path, { status: 'closed' });
     const before = (await owner.api.get(path)).body;
@@ -146,7 +143,7 @@ describe('editing a conversation and reading its lead', () => {
   });
 
   it("another account's conversation is a 404 for PATCH and for its lead, and is not changed", async () => {
-    const { id } = await newConversation();
+    const { id } = await newOrderConversation();
     const path = `/v1/conversations/${id}`;
     expectProblem(await other.api.patch(path, { subject: 'mine now' }), 404, 'not_found', path);
     expectProblem(await other.api.get(`${path}/lead`), 404, 'not_found', `${path}/lead`);
@@ -154,7 +151,7 @@ describe('editing a conversation and reading its lead', () => {
   });
 
   it('GET lead: 404 until one is captured, then the latest captured, in either path rendering', async () => {
-    const { id } = await newConversation();
+    const { id } = await newOrderConversation();
     const lead = `/v1/conversations/${id}/lead`;
     const none = await owner.api.get(lead);
     expectProblem(none, 404, 'not_found', lead);

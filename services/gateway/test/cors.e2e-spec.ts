@@ -24,7 +24,12 @@ const preflight = (origin: string, method = 'POST') => ({
 });
 
 const varyFields = (headers: Record<string, unknown>) =>
-  String(headers.vary ?? '')
+  (Array.isArray(headers.vary)
+    ? headers.vary.join(',')
+    : typeof headers.vary === 'string'
+      ? headers.vary
+      : ''
+  )
     .split(/\s*,\s*/)
     .filter(Boolean);
 

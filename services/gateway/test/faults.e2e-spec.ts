@@ -6,12 +6,13 @@ import {
   ApiResponse,
   DependencyProxies,
   eventually,
+  queueState,
   readinessAnswering,
   ServiceProcess,
+  sleep,
   TcpProxy,
   TestAccount,
   TestStack,
-  queueState,
   timed,
 } from '@app/testing';
 import { RunningGateway, startGateway } from '../src/gateway-service';
@@ -35,8 +36,6 @@ import { commandIdFor } from '../src/idempotency/key-hashes';
 const RPC_TIMEOUT_MS = 1500;
 /** Slack beyond a bound for the event loop, HTTP and rendering on a loaded 2-core machine. */
 const MARGIN_MS = 750;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A 503 or 504 problem with the given code, carrying Retry-After (item 12). */
 function expectUnavailable(response: ApiResponse, status: 503 | 504, code: string): void {

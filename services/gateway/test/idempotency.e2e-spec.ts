@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, ApiResponse, TestAccount, TestStack } from '@app/testing';
+import { ApiClient, ApiResponse, expectProblem, newConversation, TestAccount, TestStack } from '@app/testing';
 
 /**
  * Idempotency-Key on POST (DESIGN.md, HTTP behaviour): scoped to the account; the same key, path
@@ -8,37 +8,15 @@ import { ApiClient, ApiResponse, TestAccount, TestStack } from '@app/testing';
  * `idempotency_key_reused`; a duplicate racing the first is 409 `idempotency_key_in_use`.
  */
 
-const TITLES: Record<string, string> = {
-  validation_failed: 'Request validation failed',
-  not_found: 'Resource not found',
-  conversation_closed: 'Conversation is closed',
-  idempotency_key_in_use: 'Idempotency key in use',
-  idempotency_key_reused: 'Idempotency key reused',
-};
-
 /** Asserts an RFC 9457 problem produced for this very request (not a replay). */
-function expectProblem(
+function expectFreshProblem(
   res: ApiResponse,
   status: number,
   code: string,
   instance: string,
   detail?: string,
 ): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  const requestId = res.headers.get('x-request-id');
-  expect(requestId).toBeTruthy();
-  expect(res.body).toMatchObject({
-    type: `/problems/${code.replace(/_/g, '-')}`,
-    title: TITLES[code],
-    status,
-    code,
-    request_id: requestId,
-    instance,
-  });
-  expect(typeof res.body.detail).toBe('string');
-  expect(res.body.detail.length).toBeGreaterThan(0);
-  if (detail !== undefined) expect(res.body.detail).toBe(detail);
+  expectProblem(res, status, code, instance, detail);
   expect(res.headers.get('idempotent-replayed')).toBeNull();
 }
 
@@ -94,11 +72,8 @@ describe('Idempotency-Key', () => {
     expect(res.status).toBe(200);
     return res.body.pagination.total as number;
   };
-  const createConversation = async (api: ApiClient, body: object = { subject: 'target' }) => {
-    const res = await api.post('/v1/conversations', body);
-    expect(res.status).toBe(201);
-    return res.body.id as string;
-  };
+  const createConversation = async (api: ApiClient, body: Record<string, unknown> = { subject: 'target' }) =>
+    (await newConversation(api, body)).id;
 
   /** A body with nested objects and several keys at every level, so key order matters on the wire. */
   const richCreateBody = () => ({
@@ -185,7 +160,7 @@ describe('Idempotency-Key', () => {
       ];
       for (const body of variants) {
         const res = await account.api.post('/v1/conversations', body, withKey(key));
-        expectProblem(res, 422, 'idempotency_key_reused', '/v1/conversations');
+        expectFreshProblem(res, 422, 'idempotency_key_reused', '/v1/conversations');
       }
       // The original is still what the key replays.
       expectReplayOf(await account.api.post('/v1/conversations', richCreateBody(), withKey(key)), first);
@@ -203,13 +178,13 @@ describe('Idempotency-Key', () => {
         { content: 'hi', sender: 'agent' },
         withKey(key),
       );
-      expectProblem(message, 422, 'idempotency_key_reused', `/v1/conversations/${target}/messages`);
+      expectFreshProblem(message, 422, 'idempotency_key_reused', `/v1/conversations/${target}/messages`);
       const lead = await account.api.post(
         `/v1/conversations/${target}/lead`,
         { email: 'a@example.com' },
         withKey(key),
       );
-      expectProblem(lead, 422, 'idempotency_key_reused', `/v1/conversations/${target}/lead`);
+      expectFreshProblem(lead, 422, 'idempotency_key_reused', `/v1/conversations/${target}/lead`);
 
       expect(await messageRows(target)).toBe(0);
       expect(await leadRows(target)).toBe(0);
@@ -302,7 +277,7 @@ describe('Idempotency-Key', () => {
       );
       expect(first.status).toBe(201);
       const res = await account.api.post(`/v1/conversations/${other}/messages`, body, withKey(key));
-      expectProblem(res, 422, 'idempotency_key_reused', `/v1/conversations/${other}/messages`);
+      expectFreshProblem(res, 422, 'idempotency_key_reused', `/v1/conversations/${other}/messages`);
       expect(await messageRows(other)).toBe(0);
     });
 
@@ -312,13 +287,13 @@ describe('Idempotency-Key', () => {
       const first = await account.api.post(path, { content: 'one', sender: 'agent' }, withKey(key));
       expect(first.status).toBe(201);
       const rows = await messageRows(conversationId);
-      expectProblem(
+      expectFreshProblem(
         await account.api.post(path, { content: 'two', sender: 'agent' }, withKey(key)),
         422,
         'idempotency_key_reused',
         path,
       );
-      expectProblem(
+      expectFreshProblem(
         await account.api.post(path, { content: 'one', sender: 'bot' }, withKey(key)),
         422,
         'idempotency_key_reused',
@@ -335,7 +310,7 @@ describe('Idempotency-Key', () => {
       const key = newKey();
       const body = { content: 'too late', sender: 'visitor' };
       const first = await account.api.post(path, body, withKey(key));
-      expectProblem(first, 409, 'conversation_closed', path);
+      expectFreshProblem(first, 409, 'conversation_closed', path);
 
       expect((await account.api.patch(`/v1/conversations/${target}`, { status: 'active' })).status).toBe(200);
       const replay = await account.api.post(path, body, withKey(key));
@@ -353,7 +328,7 @@ describe('Idempotency-Key', () => {
       const path = `/v1/conversations/${randomUUID()}/messages`;
       const body = { content: 'anyone there?', sender: 'visitor' };
       const first = await account.api.post(path, body, withKey(key));
-      expectProblem(first, 404, 'not_found', path);
+      expectFreshProblem(first, 404, 'not_found', path);
       expectReplayOf(await account.api.post(path, body, withKey(key)), first);
     });
   });
@@ -385,7 +360,7 @@ describe('Idempotency-Key', () => {
       );
       expect(await leadRows(conversationId)).toBe(1);
 
-      expectProblem(
+      expectFreshProblem(
         await account.api.post(path, { ...body, email: 'other@example.com' }, withKey(key)),
         422,
         'idempotency_key_reused',
@@ -406,12 +381,12 @@ describe('Idempotency-Key', () => {
     it('a 400 validation error binds nothing: the same key then carries the corrected request', async () => {
       const key = newKey();
       const first = await account.api.post('/v1/conversations', { subject: 42 }, withKey(key));
-      expectProblem(first, 400, 'validation_failed', '/v1/conversations');
+      expectFreshProblem(first, 400, 'validation_failed', '/v1/conversations');
       expect(first.body.errors).toEqual(
         expect.arrayContaining([expect.objectContaining({ field: 'subject' })]),
       );
       const again = await account.api.post('/v1/conversations', { subject: 42 }, withKey(key));
-      expectProblem(again, 400, 'validation_failed', '/v1/conversations');
+      expectFreshProblem(again, 400, 'validation_failed', '/v1/conversations');
       expect(again.headers.get('idempotent-replayed')).toBeNull();
       expect(await conversationCount(account.accountId)).toBe(0);
 
@@ -438,7 +413,7 @@ describe('Idempotency-Key', () => {
     ])('a key with %s is 400 and creates nothing', async (_name, key) => {
       const before = await conversationCount(account.accountId);
       const res = await account.api.post('/v1/conversations', { subject: 'malformed key' }, withKey(key));
-      expectProblem(
+      expectFreshProblem(
         res,
         400,
         'validation_failed',
@@ -453,14 +428,14 @@ describe('Idempotency-Key', () => {
       const target = await createConversation(account.api);
       const key = 'k'.repeat(256);
       const messagePath = `/v1/conversations/${target}/messages`;
-      expectProblem(
+      expectFreshProblem(
         await account.api.post(messagePath, { content: 'x', sender: 'agent' }, withKey(key)),
         400,
         'validation_failed',
         messagePath,
       );
       const leadPath = `/v1/conversations/${target}/lead`;
-      expectProblem(
+      expectFreshProblem(
         await account.api.post(leadPath, { email: 'a@example.com' }, withKey(key)),
         400,
         'validation_failed',
@@ -511,7 +486,7 @@ describe('Idempotency-Key', () => {
         for (const replay of created.filter((res) => res !== originals[0]))
           expectReplayOf(replay, originals[0]);
         for (const res of inUse) {
-          expectProblem(res, 409, 'idempotency_key_in_use', '/v1/conversations');
+          expectFreshProblem(res, 409, 'idempotency_key_in_use', '/v1/conversations');
         }
 
         expect(await conversationCount(account.accountId)).toBe(1);
@@ -537,7 +512,7 @@ describe('Idempotency-Key', () => {
         responses.filter((res) => res.status === 201 && res.headers.get('idempotent-replayed') === null),
       ).toHaveLength(1);
       for (const res of responses.filter((r) => r.status === 409))
-        expectProblem(res, 409, 'idempotency_key_in_use', path);
+        expectFreshProblem(res, 409, 'idempotency_key_in_use', path);
       expect(await messageRows(target)).toBe(1);
       expect((await account.api.get(`/v1/conversations/${target}`)).body.message_count).toBe(1);
     });

@@ -1,12 +1,10 @@
-import { TestAccount, TestStack } from '@app/testing';
+import { sleep, TestAccount, TestStack } from '@app/testing';
 
 /**
  * The conversation list's filters and order (issue 14, item 2; DESIGN.md "Integrator API"):
  * created_after / created_before / updated_after (exclusive instants), visitor_email (exact, case
  * aside) and order, combined with status, paging, the `next` link and the snapshot.
  */
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Listed {
   id: string;

@@ -40,7 +40,7 @@ describe('logs', () => {
       ServiceProcess.start('gateway', { REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}logs:` }),
     ]);
     account = await createAccountWithCli('Logs');
-    api = new ApiClient(gateway.url!, account.apiKey);
+    api = new ApiClient(gateway.url, account.apiKey);
   }, 90_000);
 
   afterAll(async () => {

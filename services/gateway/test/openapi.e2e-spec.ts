@@ -244,7 +244,7 @@ describe('OpenAPI document', () => {
         statuses: expect.arrayContaining(['400', '401', '429', '500', '503', '504']),
       });
       if (parameters(op).some((p) => p.in === 'path')) expect(statuses).toContain('404');
-      for (const [status, response] of errors) {
+      for (const [, response] of errors) {
         const media = response.content![PROBLEM_JSON];
         expect((media.schema as Schema).required).toEqual(
           expect.arrayContaining(['type', 'title', 'status', 'detail', 'code', 'request_id']),

@@ -92,7 +92,7 @@ describe('overload: a real gateway at 2x and 4x its sustainable rate', () => {
             client.setHeaders({ authorization: `Bearer ${apiKeys[next++ % apiKeys.length]}` });
           },
         },
-        (error, finished) => (error ? reject(error) : resolve(finished)),
+        (error: Error | null, finished) => (error ? reject(error) : resolve(finished)),
       );
       instance.on('response', (_client, statusCode, _bytes, responseTime) => {
         statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;

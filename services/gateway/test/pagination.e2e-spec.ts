@@ -1,4 +1,4 @@
-import { ApiClient, ApiResponse, eventually, TestStack, expectProblem, expectValidation } from '@app/testing';
+import { ApiClient, ApiResponse, eventually, TestStack, expectValidation } from '@app/testing';
 
 /**
  * List pagination (DESIGN.md, "HTTP behaviour" and "Dialects"): limits and offsets with their
@@ -184,9 +184,9 @@ describe('pagination', () => {
     ])('the same value in two spellings is fine: %s', async (query, expected) => {
       const res = await api.get(`/v1/conversations?${query}`);
       expectOk(res);
-      const source = 'status' in expected ? byStatus[expected.status!] : rows;
-      const limit = 'limit' in expected ? expected.limit! : 20;
-      const offset = 'offset' in expected ? expected.offset! : 0;
+      const source = 'status' in expected ? byStatus[expected.status] : rows;
+      const limit = 'limit' in expected ? expected.limit : 20;
+      const offset = 'offset' in expected ? expected.offset : 0;
       expect(ids(res)).toEqual(idsOf(source.slice(offset, offset + limit)));
       expect(res.body.pagination).toMatchObject({ limit, offset, total: source.length });
     });

@@ -5,6 +5,7 @@ import {
   ApiClient,
   ApiResponse,
   eventually,
+  expectProblem,
   ServiceProcess,
   TestAccount,
   TestStack,
@@ -87,13 +88,6 @@ class ThrowawayRedis {
   }
 }
 
-function expectProblem(res: ApiResponse, status: number, code: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) });
-  expect(res.body.request_id).toBe(res.headers.get('x-request-id'));
-}
-
 function expectNoQuotaHeaders(res: ApiResponse): void {
   for (const name of QUOTA_HEADERS)
     expect({ name, value: res.headers.get(name) }).toEqual({ name, value: null });
@@ -147,8 +141,8 @@ describe('rate limiting when Redis fails', () => {
       stack.createAccount('trial'),
       stack.createAccount('trial'),
     ]);
-    openApi = new ApiClient(failOpen.url!, openAccount.apiKey);
-    closedApi = new ApiClient(failClosed.url!, closedAccount.apiKey);
+    openApi = new ApiClient(failOpen.url, openAccount.apiKey);
+    closedApi = new ApiClient(failClosed.url, closedAccount.apiKey);
   }, 60_000);
 
   afterAll(async () => {

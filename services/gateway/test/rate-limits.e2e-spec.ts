@@ -2,9 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { gatewaySchema, loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
 import type { Plan } from '@app/dialects';
-import { ApiClient, ApiResponse, ServiceProcess, TestAccount, TestStack } from '@app/testing';
+import {
+  ApiClient,
+  ApiResponse,
+  expectProblem,
+  ServiceProcess,
+  sleep,
+  TestAccount,
+  testServices,
+  TestStack,
+} from '@app/testing';
 import { RunningGateway, startGateway } from '../src/gateway-service';
-import { runCli } from '../../../scripts/cli';
 
 /**
  * Plan rate limits (DESIGN.md, Rate limits), against the real Redis and real gateway processes:
@@ -18,15 +26,7 @@ const HOUR = 3600;
 /** Production defaults: 60 buckets per hour. */
 const BUCKET_SECONDS = 60;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowSeconds = () => Date.now() / 1000;
-
-function expectProblem(res: ApiResponse, status: number, code: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) });
-  expect(res.body.request_id).toBe(res.headers.get('x-request-id'));
-}
 
 interface Quota {
   limit: number;
@@ -106,7 +106,7 @@ async function gatewayInProcess(overrides: Record<string, string>): Promise<Runn
 async function setPlan(accountId: string, plan: Plan): Promise<void> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(
+  const code = await testServices().runCli(
     ['accounts:set-plan', '--account', accountId, '--plan', plan],
     { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
     {
@@ -145,7 +145,7 @@ describe('plan rate limits', () => {
   describe('two gateway replicas sharing Redis', () => {
     it('250 concurrent requests from one trial account over both: exactly 100 succeed, 150 get 429, headers count down 99..0', async () => {
       const account = await stack.createAccount('trial');
-      const apis = [apiOn(replicaA.url!, account), apiOn(replicaB.url!, account)];
+      const apis = [apiOn(replicaA.url, account), apiOn(replicaB.url, account)];
       const startedAt = nowSeconds();
       const responses = await Promise.all(
         Array.from({ length: 250 }, (_, i) =>
@@ -317,7 +317,7 @@ describe('plan rate limits', () => {
 
     it('a plan change applies on the very next request on every gateway (no wait for the 5 s key cache): upgrade raises, downgrade lowers', async () => {
       const account = await stack.createAccount('trial');
-      const gateways = [apiOn(replicaA.url!, account), apiOn(replicaB.url!, account), account.api];
+      const gateways = [apiOn(replicaA.url, account), apiOn(replicaB.url, account), account.api];
       // Exhaust the trial quota over the three gateways, which caches the key (and its plan) in each.
       const cachedAt = Date.now();
       const burst = await Promise.all(

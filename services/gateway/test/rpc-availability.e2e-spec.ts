@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { CONVERSATIONS_RPC_QUEUE } from '@app/contracts';
-import { ApiClient, ApiResponse, eventually, queueState, TestAccount, TestStack, timed } from '@app/testing';
+import {
+  ApiClient,
+  ApiResponse,
+  eventually,
+  expectProblem,
+  queueState,
+  TestAccount,
+  TestStack,
+  timed,
+} from '@app/testing';
 
 /**
  * The gateway when the conversations service is not there (DESIGN.md, Pitfalls; RpcClient): no
@@ -15,18 +24,6 @@ const RPC_TIMEOUT_MS = 1500;
 const PROMPT_MS = 500;
 /** Slack for a 504 beyond the timeout (event loop, HTTP, problem rendering). */
 const TIMEOUT_MARGIN_MS = 750;
-
-function expectProblem(response: ApiResponse, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(response.body).toMatchObject({
-    status,
-    code,
-    title: expect.any(String),
-    detail: expect.any(String),
-  });
-  expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
-}
 
 /** Waits until the real service has consumed and acknowledged everything in the RPC queue. */
 async function rpcQueueDrained(): Promise<void> {

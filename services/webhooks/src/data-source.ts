@@ -11,6 +11,8 @@ export function webhooksDataSourceOptions(config: DatabaseSettings): DataSourceO
     ...postgresOptions(config, 'webhooks'),
     schema: WEBHOOKS_SCHEMA,
     migrationsTableName: 'migrations',
+    // No entities: every query is SQL through libs/database's typed statements; TypeORM runs the
+    // migrations, the connections and the transactions.
     entities: [],
     migrations: [WebhooksSchema1764100000000, CommandPayloads1764200000001],
   } as DataSourceOptions;

@@ -6,7 +6,7 @@ import {
   WEBHOOKS_RPC_QUEUE,
   WebhookRpc,
 } from '@app/contracts';
-import { RunningRpcService, startRpcService } from '@app/messaging';
+import { RunningRpcService, startRpcService } from '@app/runtime';
 import { Dispatcher } from './delivery/dispatcher';
 import { TargetPolicy } from './delivery/target-policy';
 import { WebhookSender } from './delivery/webhook-sender';

@@ -1,6 +1,6 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { startPeriodicTask } from '@app/database';
+import { PeriodicJob } from '@app/runtime';
 import { LOGGER } from '../tokens';
 import { AnalyticsRepository } from './analytics.repository';
 
@@ -13,23 +13,15 @@ const BATCH = 5000;
  * without it; it only keeps them fast.
  */
 @Injectable()
-export class AnalyticsCompactionJob implements OnApplicationBootstrap, OnApplicationShutdown {
-  private task?: { stop(): Promise<void> };
-
+export class AnalyticsCompactionJob extends PeriodicJob {
   constructor(
     private readonly analytics: AnalyticsRepository,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.task = startPeriodicTask('analytics-compaction', MINUTE, () => this.compact(), this.logger);
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    super('analytics-compaction', MINUTE, logger);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.task?.stop();
-  }
-
-  async compact(): Promise<{ moved: number }> {
+  async run(): Promise<{ moved: number }> {
     let moved = 0;
     for (;;) {
       const batch = await this.analytics.compact(BATCH);

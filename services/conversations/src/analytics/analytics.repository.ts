@@ -33,22 +33,19 @@ export class AnalyticsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async summary(accountId: string, range: AnalyticsRangeQuery): Promise<SummaryRow> {
-    const [row] = await execute(this.db, ANALYTICS_SQL.summary, [
-      accountId,
-      range.from,
-      range.to,
-      range.timeZone,
-    ]);
+    const {
+      rows: [row],
+    } = await execute(this.db, ANALYTICS_SQL.summary, [accountId, range.from, range.to, range.timeZone]);
     return row;
   }
 
-  timeseries(
+  async timeseries(
     accountId: string,
     range: AnalyticsRangeQuery,
     interval: AnalyticsInterval,
     metric: AnalyticsMetric,
   ): Promise<BucketRow[]> {
-    return execute(this.db, ANALYTICS_SQL.timeseries, [
+    const { rows } = await execute(this.db, ANALYTICS_SQL.timeseries, [
       accountId,
       range.from,
       range.to,
@@ -56,12 +53,13 @@ export class AnalyticsRepository {
       interval,
       metric,
     ]);
+    return rows;
   }
 
   /** Postgres's spelling of an IANA zone name given in any case, or undefined if it has no such zone. */
   async timeZone(name: string): Promise<string | undefined> {
-    this.timeZones ??= execute<Array<{ name: string }>>(this.db, ANALYTICS_SQL.timeZones, []).then(
-      (rows) => new Map(rows.map((row) => [row.name.toLowerCase(), row.name])),
+    this.timeZones ??= execute(this.db, ANALYTICS_SQL.timeZones).then(
+      ({ rows }) => new Map(rows.map((row) => [row.name.toLowerCase(), row.name])),
       (error: unknown) => {
         this.timeZones = undefined;
         throw error;
@@ -72,7 +70,9 @@ export class AnalyticsRepository {
 
   /** Folds up to `limit` striped slot rows; returns how many it moved. */
   async compact(limit: number): Promise<number> {
-    const [row] = await execute(this.db, ANALYTICS_SQL.compact, [limit]);
+    const {
+      rows: [row],
+    } = await execute(this.db, ANALYTICS_SQL.compact, [limit]);
     return row.moved;
   }
 }

@@ -1,4 +1,5 @@
 import { prepare } from '@app/database';
+import type { BucketRow, SummaryRow } from './analytics.repository';
 
 /**
  * Analytics reads (docs/analytics.md). Counts come from the 15-minute rollup slots that lie
@@ -42,7 +43,7 @@ const durations = (table: string, at: string, ms: string) =>
       FROM r JOIN conversations.${table} x ON x.account_id = $1 AND x.${at} >= r.f AND x.${at} < r.t)`;
 
 export const ANALYTICS_SQL = {
-  summary: prepare(
+  summary: prepare<SummaryRow>(
     `WITH ${RANGE}, ${EVENTS},
        by_hour AS (
          SELECT extract(hour FROM e.at AT TIME ZONE r.tz)::int AS hour, sum(e.started) AS started,
@@ -68,7 +69,7 @@ export const ANALYTICS_SQL = {
    * (so a repeated hour at a DST change is a bucket of its own). Events go to the last start at or
    * before them (width_bucket), which also holds where a midnight is skipped or repeated.
    */
-  timeseries: prepare(
+  timeseries: prepare<BucketRow>(
     `WITH ${RANGE}, ${EVENTS},
        starts AS (
          SELECT array_agg(DISTINCT start ORDER BY start) AS starts FROM (
@@ -97,14 +98,14 @@ export const ANALYTICS_SQL = {
       ORDER BY b.i`,
   ),
 
-  timeZones: prepare(`SELECT name FROM pg_timezone_names`),
+  timeZones: prepare<{ name: string }>(`SELECT name FROM pg_timezone_names`),
 
   /**
    * Folds the writers' stripes of past slots into stripe -1 (one row per slot), a batch at a time.
    * Moving counts inside one statement keeps every read exact; the advisory lock keeps two
    * replicas from upserting the same folded rows in opposite orders.
    */
-  compact: prepare(
+  compact: prepare<{ moved: number }>(
     `WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtext('conversations.analytics_slots.compact')) AS held),
        claimed AS (
          SELECT s.account_id, s.slot, s.stripe FROM conversations.analytics_slots s

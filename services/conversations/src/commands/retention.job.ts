@@ -1,40 +1,33 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
-import { startPeriodicTask } from '@app/database';
+import { COMMAND_RETENTION_DAYS, CommandLog, execute, prepare } from '@app/database';
+import { PeriodicJob } from '@app/runtime';
 import { LOGGER } from '../tokens';
 
 const HOUR = 60 * 60 * 1000;
+
+const PURGE_PUBLISHED = prepare(
+  `DELETE FROM conversations.outbox WHERE published_at < now() - make_interval(days => $1)`,
+);
 
 /**
  * Keeps the bookkeeping tables small: published outbox rows and command results are kept for 7
  * days (far longer than any redelivery or the gateway's 24 h idempotency window), then deleted.
  */
 @Injectable()
-export class RetentionJob implements OnApplicationBootstrap, OnApplicationShutdown {
-  private task?: { stop(): Promise<void> };
-
+export class RetentionJob extends PeriodicJob {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.task = startPeriodicTask('conversations-retention', HOUR, () => this.purge(), this.logger);
+    private readonly commands: CommandLog,
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    super('conversations-retention', HOUR, logger);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.task?.stop();
-  }
-
-  async purge(): Promise<{ outbox: number; commands: number }> {
-    const [, outbox] = await this.db.query(
-      `DELETE FROM conversations.outbox WHERE published_at < now() - interval '7 days'`,
-    );
-    const [, commands] = await this.db.query(
-      `DELETE FROM conversations.processed_commands WHERE created_at < now() - interval '7 days'`,
-    );
-    return { outbox, commands };
+  async run(): Promise<{ outbox: number; commands: number }> {
+    const { rowCount: outbox } = await execute(this.db, PURGE_PUBLISHED, [COMMAND_RETENTION_DAYS]);
+    return { outbox, commands: await this.commands.purge() };
   }
 }

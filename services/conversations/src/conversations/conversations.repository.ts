@@ -5,7 +5,7 @@ import type { ConversationStatus } from '@app/dialects';
 import type { LeadView, ListConversationsQuery, MessageSender } from '@app/contracts';
 import { CommandRecord, execute } from '@app/database';
 import { ConversationRow, MessageRow } from './conversation-row';
-import { listPage, SQL } from './conversations.sql';
+import { AppendedRow, listPage, ListPageRow, SQL } from './conversations.sql';
 
 export interface ConversationPageRows {
   rows: ConversationRow[];
@@ -43,18 +43,17 @@ export class ConversationsRepository {
    */
   async listPage(accountId: string, query: ListConversationsQuery): Promise<ConversationPageRows> {
     const { statement, values } = listPage(query, query.order ?? 'desc');
-    const rows: Array<ConversationRow & { total: string; snapshot: string; id: string | null }> =
-      await execute(this.db, statement, [
-        accountId,
-        query.limit,
-        query.offset,
-        query.snapshot ?? null,
-        ...values,
-      ]);
+    const { rows } = await execute(this.db, statement, [
+      accountId,
+      query.limit,
+      query.offset,
+      query.snapshot ?? null,
+      ...values,
+    ]);
     return {
       total: Number(rows[0].total),
       snapshot: rows[0].snapshot,
-      rows: rows.filter((row) => row.id !== null),
+      rows: rows.filter((row): row is ListPageRow & ConversationRow => row.id !== null),
     };
   }
 
@@ -63,7 +62,7 @@ export class ConversationsRepository {
     accountId: string,
     conversationId: string,
   ): Promise<(ConversationRow & { messages: MessageRow[] | null }) | undefined> {
-    const rows = await execute(this.db, SQL.findWithMessages, [
+    const { rows } = await execute(this.db, SQL.findWithMessages, [
       conversationId,
       accountId,
       MAX_MESSAGES_PER_READ,
@@ -72,8 +71,8 @@ export class ConversationsRepository {
   }
 
   async find(accountId: string, conversationId: string): Promise<ConversationRow | undefined> {
-    const [row] = await execute(this.db, SQL.find, [conversationId, accountId]);
-    return row;
+    const { rows } = await execute(this.db, SQL.find, [conversationId, accountId]);
+    return rows[0];
   }
 
   /** Locks the conversation for the rest of the transaction: changes to one conversation serialise. */
@@ -82,7 +81,7 @@ export class ConversationsRepository {
     accountId: string,
     conversationId: string,
   ): Promise<ConversationRow | undefined> {
-    const rows = await execute(tx, SQL.lock, [conversationId, accountId]);
+    const { rows } = await execute(tx, SQL.lock, [conversationId, accountId]);
     return rows[0];
   }
 
@@ -91,7 +90,9 @@ export class ConversationsRepository {
     accountId: string,
     row: NewConversationRow,
   ): Promise<ConversationRow> {
-    const [inserted] = await execute(tx, SQL.insertConversation, [
+    const {
+      rows: [inserted],
+    } = await execute(tx, SQL.insertConversation, [
       row.id,
       accountId,
       row.status,
@@ -114,8 +115,10 @@ export class ConversationsRepository {
     accountId: string,
     conversationId: string,
     message: { id: string; sender: MessageSender; content: string },
-  ): Promise<{ message: MessageRow; conversation: ConversationRow } | undefined> {
-    const [row] = await execute(tx, SQL.appendMessage, [
+  ): Promise<AppendedRow | undefined> {
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.appendMessage, [
       conversationId,
       accountId,
       message.id,
@@ -132,8 +135,10 @@ export class ConversationsRepository {
     message: { id: string; sender: MessageSender; content: string },
     event: { envelope: object; type: string; id: string },
     command: CommandRecord,
-  ): Promise<{ message: MessageRow; conversation: ConversationRow } | undefined> {
-    const [row] = await execute(this.db, SQL.sendMessage, [
+  ): Promise<AppendedRow | undefined> {
+    const {
+      rows: [row],
+    } = await execute(this.db, SQL.sendMessage, [
       conversationId,
       accountId,
       message.id,
@@ -155,8 +160,9 @@ export class ConversationsRepository {
     current: ConversationRow,
     status: ConversationStatus,
   ): Promise<ConversationRow> {
-    // For UPDATE, TypeORM's query() answers [rows, affected count].
-    const [[row]] = await execute(tx, SQL.updateStatus, [current.id, accountId, status]);
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.updateStatus, [current.id, accountId, status]);
     // Counter rows are always locked in name order, so two opposite moves cannot deadlock.
     const deltas: Array<[string, number]> = [
       [current.status, -1],
@@ -178,7 +184,9 @@ export class ConversationsRepository {
       'subject' | 'visitor_name' | 'visitor_email' | 'visitor_phone' | 'metadata'
     >,
   ): Promise<ConversationRow> {
-    const [[row]] = await execute(tx, SQL.updateDetails, [
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.updateDetails, [
       conversationId,
       accountId,
       details.subject,
@@ -197,19 +205,14 @@ export class ConversationsRepository {
     query: { limit: number; order: 'asc' | 'desc'; after: number },
   ): Promise<{ rows: Array<MessageRow & { position: number }>; more: boolean }> {
     const statement = query.order === 'asc' ? SQL.messagesAfter : SQL.messagesBefore;
-    const rows: Array<MessageRow & { position: number }> = await execute(this.db, statement, [
-      conversationId,
-      accountId,
-      query.after,
-      query.limit,
-    ]);
+    const { rows } = await execute(this.db, statement, [conversationId, accountId, query.after, query.limit]);
     return { rows: rows.slice(0, query.limit), more: rows.length > query.limit };
   }
 
   /** The conversation's most recently captured lead, if any. */
   async latestLead(accountId: string, conversationId: string): Promise<LeadView | undefined> {
-    const [row] = await execute(this.db, SQL.latestLead, [conversationId, accountId]);
-    return row;
+    const { rows } = await execute(this.db, SQL.latestLead, [conversationId, accountId]);
+    return rows[0];
   }
 
   async saveLead(
@@ -218,7 +221,9 @@ export class ConversationsRepository {
     conversationId: string,
     lead: { id: string; name: string | null; email: string | null; phone: string | null },
   ): Promise<{ lead: { id: string; created_at: string }; conversation: ConversationRow }> {
-    const [row] = await execute(tx, SQL.saveLead, [
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.saveLead, [
       conversationId,
       accountId,
       lead.id,

@@ -1,4 +1,16 @@
 import { prepare, type PreparedStatement } from '@app/database';
+import type { LeadView } from '@app/contracts';
+import type { ConversationRow, MessageRow } from './conversation-row';
+
+/** A row of a list page: the page's total and snapshot on every row; a page past the end is one row of nulls. */
+export type ListPageRow = { total: string; snapshot: string } & (
+  ConversationRow | { [column in keyof ConversationRow]: null }
+);
+/** The conversation and the message appended to it, as one row. */
+export interface AppendedRow {
+  conversation: ConversationRow;
+  message: MessageRow;
+}
 
 /** Timestamps leave Postgres as ISO 8601 UTC with milliseconds, exactly as the API renders them. */
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -53,7 +65,7 @@ const FILTER_CONDITIONS: Record<keyof ListFilters, (param: string) => string> = 
 export function listPage(
   filters: ListFilters,
   order: 'asc' | 'desc',
-): { statement: PreparedStatement; values: string[] } {
+): { statement: PreparedStatement<ListPageRow>; values: string[] } {
   const used = (Object.keys(FILTER_CONDITIONS) as Array<keyof ListFilters>).filter(
     (name) => filters[name] !== undefined,
   );
@@ -87,16 +99,16 @@ export function listPage(
   return { statement: preparedOnce(text), values: used.map((name) => filters[name]!) };
 }
 
-const prepared = new Map<string, PreparedStatement>();
+const prepared = new Map<string, PreparedStatement<ListPageRow>>();
 const preparedOnce = (text: string) => {
   let statement = prepared.get(text);
-  if (!statement) prepared.set(text, (statement = prepare(text)));
+  if (!statement) prepared.set(text, (statement = prepare<ListPageRow>(text)));
   return statement;
 };
 
 /** Every statement of the repository, prepared once per connection (see libs/database). */
 export const SQL = {
-  findWithMessages: prepare(
+  findWithMessages: prepare<ConversationRow & { messages: MessageRow[] | null }>(
     `SELECT ${CONVERSATION_COLUMNS},
               CASE WHEN c.message_count <= $3 THEN COALESCE((SELECT json_agg(json_build_object('id', m.id, 'conversation_id', m.conversation_id,
                           'sender', m.sender, 'content', m.content, 'created_at', ${iso('m.created_at')})
@@ -105,31 +117,31 @@ export const SQL = {
          FROM conversations.conversations c
         WHERE c.id = $1 AND c.account_id = $2`,
   ),
-  find: prepare(
+  find: prepare<ConversationRow>(
     `SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c WHERE c.id = $1 AND c.account_id = $2`,
   ),
-  lock: prepare(
+  lock: prepare<ConversationRow>(
     `SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c
         WHERE c.id = $1 AND c.account_id = $2 FOR UPDATE`,
   ),
-  insertConversation: prepare(
+  insertConversation: prepare<ConversationRow>(
     `INSERT INTO conversations.conversations AS c
          (id, account_id, status, visitor_name, visitor_email, visitor_phone, subject, metadata, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now())
        RETURNING ${CONVERSATION_COLUMNS}`,
   ),
-  appendMessage: prepare(
+  appendMessage: prepare<AppendedRow>(
     `WITH ${APPEND_TO_OPEN_CONVERSATION}
        SELECT row_to_json(c) AS conversation, row_to_json(m) AS message FROM c, m`,
   ),
-  updateStatus: prepare(
+  updateStatus: prepare<ConversationRow>(
     `UPDATE conversations.conversations c
           SET status = $3, updated_at = now(),
               closed_at = CASE WHEN $3 = 'closed' THEN now() ELSE NULL END
         WHERE id = $1 AND account_id = $2
         RETURNING ${CONVERSATION_COLUMNS}`,
   ),
-  updateDetails: prepare(
+  updateDetails: prepare<ConversationRow>(
     `UPDATE conversations.conversations c
           SET subject = $3, visitor_name = $4, visitor_email = $5, visitor_phone = $6, metadata = $7::jsonb,
               updated_at = now()
@@ -137,23 +149,23 @@ export const SQL = {
         RETURNING ${CONVERSATION_COLUMNS}`,
   ),
   /** One more than the page, to know whether another follows. $3: the position to continue after. */
-  messagesAfter: prepare(
+  messagesAfter: prepare<MessageRow & { position: number }>(
     `SELECT ${MESSAGE_COLUMNS}, m.position FROM conversations.messages m
       WHERE m.conversation_id = $1 AND m.account_id = $2 AND m.position > $3
       ORDER BY m.position ASC LIMIT $4::int + 1`,
   ),
-  messagesBefore: prepare(
+  messagesBefore: prepare<MessageRow & { position: number }>(
     `SELECT ${MESSAGE_COLUMNS}, m.position FROM conversations.messages m
       WHERE m.conversation_id = $1 AND m.account_id = $2 AND m.position < $3
       ORDER BY m.position DESC LIMIT $4::int + 1`,
   ),
-  latestLead: prepare(
+  latestLead: prepare<LeadView>(
     `SELECT id, conversation_id, name, email, phone, ${iso('created_at')} AS created_at
        FROM conversations.leads
       WHERE conversation_id = $1 AND account_id = $2
       ORDER BY created_at DESC, id DESC LIMIT 1`,
   ),
-  saveLead: prepare(
+  saveLead: prepare<{ lead: { id: string; created_at: string }; conversation: ConversationRow }>(
     `WITH c AS (
          UPDATE conversations.conversations c
             SET visitor_name = COALESCE($4, visitor_name), visitor_email = COALESCE($5, visitor_email),
@@ -179,7 +191,7 @@ export const SQL = {
    * statement on processed_commands' primary key; no row back means closed or not found.
    * The event's time is the message's.
    */
-  sendMessage: prepare(
+  sendMessage: prepare<AppendedRow>(
     `WITH ${APPEND_TO_OPEN_CONVERSATION},
        event AS (
          INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)

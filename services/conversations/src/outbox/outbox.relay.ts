@@ -3,7 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { CloudEvent } from '@app/contracts';
+import { execute, prepare } from '@app/database';
 import { EventPublisher } from '@app/messaging';
+import { Coalescer } from '@app/runtime';
 import { CONVERSATIONS_CONFIG, LOGGER } from '../tokens';
 import { OutboxMetrics } from './outbox-metrics';
 import type { ConversationsConfig } from '@app/config';
@@ -16,6 +18,15 @@ interface OutboxRow {
 }
 
 const RELAY_LOCK = 'conversations:outbox-relay';
+
+const SQL = {
+  lock: prepare<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked'),
+  batch: prepare<OutboxRow>(
+    `SELECT id, type, envelope, created_at FROM conversations.outbox
+      WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+  ),
+  markPublished: prepare(`UPDATE conversations.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`),
+};
 const LOCKED_ELSEWHERE = 'locked elsewhere';
 
 /**
@@ -33,8 +44,8 @@ const LOCKED_ELSEWHERE = 'locked elsewhere';
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
+  /** A burst of commits leaves in one batch and one transaction rather than one each. */
+  private readonly drains: Coalescer;
   private stopped = false;
 
   constructor(
@@ -43,7 +54,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(CONVERSATIONS_CONFIG) private readonly config: ConversationsConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: OutboxMetrics,
-  ) {}
+  ) {
+    this.drains = new Coalescer(() => this.drain(), { ms: config.OUTBOX_COALESCE_MS });
+  }
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => this.wake(), this.config.OUTBOX_POLL_MS);
@@ -53,7 +66,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.running;
+    await this.drains.stop();
   }
 
   /**
@@ -61,20 +74,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * transaction rather than one each), or asks the running one to go round once more.
    */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = delay(this.config.OUTBOX_COALESCE_MS)
-      .then(() => this.drain())
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    if (!this.stopped) this.drains.wake();
   }
 
   private async drain(): Promise<void> {
@@ -83,7 +83,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         if (this.stopped) return;
         const published = await this.publishBatch();
         if (published === LOCKED_ELSEWHERE) {
-          this.again = true;
+          this.drains.wake(); // once more after OUTBOX_COALESCE_MS, until the lock is ours
           return;
         }
         if (published < this.config.OUTBOX_BATCH_SIZE) return;
@@ -97,15 +97,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** How many rows it published, or LOCKED_ELSEWHERE if another replica is relaying. */
   private async publishBatch(): Promise<number | typeof LOCKED_ELSEWHERE> {
     const published = await this.db.transaction(async (tx): Promise<OutboxRow[] | undefined> => {
-      const [{ locked }] = await tx.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [
-        RELAY_LOCK,
-      ]);
-      if (!locked) return undefined;
-      const rows: OutboxRow[] = await tx.query(
-        `SELECT id, type, envelope, created_at FROM conversations.outbox
-          WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [this.config.OUTBOX_BATCH_SIZE],
-      );
+      const lock = await execute(tx, SQL.lock, [RELAY_LOCK]);
+      if (!lock.rows[0].locked) return undefined;
+      const { rows } = await execute(tx, SQL.batch, [this.config.OUTBOX_BATCH_SIZE]);
       if (rows.length === 0) return [];
       await this.publisher.publishAll(
         rows.map((row) => ({
@@ -115,9 +109,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           timestamp: row.created_at,
         })),
       );
-      await tx.query(`UPDATE conversations.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [
-        rows.map((row) => row.id),
-      ]);
+      await execute(tx, SQL.markPublished, [rows.map((row) => row.id)]);
       return rows;
     });
     if (!published) return LOCKED_ELSEWHERE;
@@ -125,5 +117,3 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return published.length;
   }
 }
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

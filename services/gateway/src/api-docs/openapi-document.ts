@@ -1,13 +1,6 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { compileSchema, invalidInput } from '@app/contracts';
-import {
-  DomainError,
-  ERROR_CATALOGUE,
-  ErrorCode,
-  PROBLEM_CONTENT_TYPE,
-  ProblemDetailsSchema,
-  toProblem,
-} from '@app/errors';
+import { DomainError, ERROR_CATALOGUE, ErrorCode, PROBLEM_CONTENT_TYPE, toProblem } from '@app/errors';
 import { type Endpoint, pathSpellings } from '../http/endpoint';
 import { DocumentSchemas, plain } from './component-schemas';
 import { HEADER_COMPONENTS, responseHeaders } from './response-headers';

@@ -6,7 +6,7 @@ export function presentConversation<T extends ConversationView | ConversationWit
   view: T,
   dialect: Dialect,
 ): T {
-  return { ...view, status: renderStatus(view.status, dialect) } as T;
+  return { ...view, status: renderStatus(view.status, dialect) };
 }
 
 export function presentPage(

@@ -1,4 +1,4 @@
-import { Body, Controller, Param, Query, Req } from '@nestjs/common';
+import { Body, Controller, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import {
   CaptureLeadBody,
@@ -7,8 +7,6 @@ import {
   CreateConversationBody,
   ListConversationsParams,
   ListMessagesParams,
-  PAGE_SIZE,
-  parseWith,
   SendMessageBody,
   type Static,
   UpdateConversationBody,
@@ -16,14 +14,13 @@ import {
 import { ConversationStatus, Dialect, parseStatus } from '@app/dialects';
 import { RpcClient } from '@app/messaging';
 import { ApiEndpoint } from '../http/endpoint';
+import { pageLimit, PathId } from '../http/path-params';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
 import { presentConversation, presentPage } from './conversation-presenter';
 import { ConversationEndpoints } from './conversations.endpoints';
 import { listCommand, pageFilters } from './list-query';
 import { messageCursor, positionAfter } from './message-cursor';
 
-/** A path id that is not a UUID names nothing: a 404 like an unknown id, after the body's 400s. */
-const conversationId = (id: string) => parseWith(ConversationId, id, 'id').toLowerCase();
 /** A status the schema accepted, in any dialect, as the canonical value. */
 const canonical = (status: string) => parseStatus(status) as ConversationStatus;
 
@@ -45,9 +42,13 @@ export class ConversationsController {
   }
 
   @ApiEndpoint(ConversationEndpoints.get)
-  async get(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') id: string) {
+  async get(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @PathId('id', ConversationId) conversationId: string,
+  ) {
     const conversation = await this.rpc.call(ConversationRpc.get, call, {
-      conversationId: conversationId(id),
+      conversationId,
     });
     return presentConversation(conversation, dialect);
   }
@@ -69,22 +70,22 @@ export class ConversationsController {
   @ApiEndpoint(ConversationEndpoints.sendMessage)
   sendMessage(
     @Call() call: CallContext,
-    @Param('id') id: string,
+    @PathId('id', ConversationId) conversationId: string,
     @Body() body: Static<typeof SendMessageBody>,
   ) {
-    return this.rpc.call(ConversationRpc.sendMessage, call, { conversationId: conversationId(id), ...body });
+    return this.rpc.call(ConversationRpc.sendMessage, call, { conversationId, ...body });
   }
 
   @ApiEndpoint(ConversationEndpoints.update)
   async update(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') id: string,
+    @PathId('id', ConversationId) conversationId: string,
     @Body() body: Static<typeof UpdateConversationBody>,
   ) {
     const { status, ...fields } = body;
     const command = {
-      conversationId: conversationId(id),
+      conversationId,
       ...fields,
       ...(status !== undefined && { status: canonical(status) }),
     };
@@ -94,13 +95,13 @@ export class ConversationsController {
   @ApiEndpoint(ConversationEndpoints.listMessages)
   async listMessages(
     @Call() call: CallContext,
-    @Param('id') id: string,
+    @PathId('id', ConversationId) conversationId: string,
     @Query() query: Static<typeof ListMessagesParams>,
   ) {
     const order = query.order ?? 'asc';
-    const limit = query.limit ?? PAGE_SIZE.default;
+    const limit = pageLimit(query);
     const page = await this.rpc.call(ConversationRpc.listMessages, call, {
-      conversationId: conversationId(id),
+      conversationId,
       limit,
       order,
       ...(query.after !== undefined && { afterPosition: positionAfter(query.after, order) }),
@@ -110,16 +111,16 @@ export class ConversationsController {
   }
 
   @ApiEndpoint(ConversationEndpoints.getLead)
-  getLead(@Call() call: CallContext, @Param('id') id: string) {
-    return this.rpc.call(ConversationRpc.getLead, call, { conversationId: conversationId(id) });
+  getLead(@Call() call: CallContext, @PathId('id', ConversationId) conversationId: string) {
+    return this.rpc.call(ConversationRpc.getLead, call, { conversationId });
   }
 
   @ApiEndpoint(ConversationEndpoints.captureLead)
   captureLead(
     @Call() call: CallContext,
-    @Param('id') id: string,
+    @PathId('id', ConversationId) conversationId: string,
     @Body() body: Static<typeof CaptureLeadBody>,
   ) {
-    return this.rpc.call(ConversationRpc.captureLead, call, { conversationId: conversationId(id), ...body });
+    return this.rpc.call(ConversationRpc.captureLead, call, { conversationId, ...body });
   }
 }

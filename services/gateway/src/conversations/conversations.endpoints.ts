@@ -13,16 +13,9 @@ import {
   UpdateConversationBody,
 } from '@app/contracts';
 import { LIST_QUERY_ALIASES } from '@app/dialects';
-import type { Endpoint } from '../http/endpoint';
+import { BODY_PROBLEMS, type Endpoint, KEY_PROBLEMS } from '../http/endpoint';
 
 const ID = { id: 'Conversation id.' };
-const BODY_PROBLEMS = [
-  'validation_failed',
-  'invalid_json',
-  'payload_too_large',
-  'unsupported_media_type',
-] as const;
-const KEY_PROBLEMS = ['idempotency_key_reused', 'idempotency_key_in_use'] as const;
 
 /** The conversations operations of the interface (section 4), in both path renderings. */
 export const ConversationEndpoints = {

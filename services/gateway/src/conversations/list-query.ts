@@ -2,11 +2,11 @@ import {
   isSnapshotToken,
   ListConversationsParams,
   ListConversationsQuery,
-  PAGE_SIZE,
   type Static,
 } from '@app/contracts';
-import { ConversationStatus, parseStatus } from '@app/dialects';
+import { parseStatus } from '@app/dialects';
 import { DomainError } from '@app/errors';
+import { pageOf } from '../http/path-params';
 
 /**
  * The list command for validated query parameters (their spellings already resolved, see
@@ -21,9 +21,8 @@ export function listCommand(query: Static<typeof ListConversationsParams>): List
     ]);
   }
   return {
-    limit: limit ?? PAGE_SIZE.default,
-    offset: offset ?? 0,
-    ...(status !== undefined && { status: parseStatus(status) as ConversationStatus }),
+    ...pageOf({ limit, offset }),
+    ...(status !== undefined && { status: parseStatus(status) }),
     ...filters,
     ...(snapshot && { snapshot }),
   };

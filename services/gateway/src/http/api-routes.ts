@@ -2,7 +2,6 @@ import type {
   FastifyInstance,
   FastifyReply,
   FastifyRequest,
-  HTTPMethods,
   onRequestAsyncHookHandler,
   preValidationAsyncHookHandler,
   RouteOptions,
@@ -20,8 +19,9 @@ const hooks = <T>(existing: T | T[] | undefined): T[] =>
   existing === undefined ? [] : ([] as T[]).concat(existing);
 
 /** An absent body is an empty object, so the schema names the fields a request left out. */
-const emptyBodyIsEmptyObject: preValidationAsyncHookHandler = async (request) => {
+const emptyBodyIsEmptyObject: preValidationAsyncHookHandler = (request) => {
   if (request.body === undefined) request.body = {};
+  return Promise.resolve();
 };
 
 /**
@@ -65,7 +65,7 @@ export function registerApiRoutes(fastify: FastifyInstance, admission: onRequest
     );
   };
   for (const url of [API_PREFIX, UNMATCHED]) {
-    fastify.route({ method: fastify.supportedMethods as HTTPMethods[], url, handler: answerUnmatched });
+    fastify.route({ method: fastify.supportedMethods, url, handler: answerUnmatched });
   }
 }
 

@@ -40,6 +40,19 @@ export interface Endpoint {
   problems: ErrorCode[];
 }
 
+/** What any operation that reads a JSON body can answer about it. */
+export const BODY_PROBLEMS = [
+  'validation_failed',
+  'invalid_json',
+  'payload_too_large',
+  'unsupported_media_type',
+] as const satisfies readonly ErrorCode[];
+/** What an operation that takes an `Idempotency-Key` can answer about the key. */
+export const KEY_PROBLEMS = [
+  'idempotency_key_reused',
+  'idempotency_key_in_use',
+] as const satisfies readonly ErrorCode[];
+
 /** The route path as Fastify spells it: `{id}` -> `:id`. */
 export const routePath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 

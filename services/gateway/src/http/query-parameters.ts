@@ -59,7 +59,8 @@ export function resolveQueryParameters(
 
 /** The preValidation hook of a route with query parameters: resolves them before the schema checks them. */
 export function queryParametersHook(endpoint: Endpoint & { query: TObject }): preValidationAsyncHookHandler {
-  return async (request) => {
+  return (request) => {
     request.query = resolveQueryParameters(request.query as RawQuery, endpoint.query, endpoint.queryAliases);
+    return Promise.resolve();
   };
 }

@@ -1,28 +1,19 @@
-import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { startPeriodicTask } from '@app/database';
+import { PeriodicJob } from '@app/runtime';
 import { IdempotencyRepository } from './idempotency.repository';
 
 /** Deletes idempotency keys past their window once an hour. */
 @Injectable()
-export class IdempotencyRetentionJob implements OnApplicationBootstrap, OnApplicationShutdown {
-  private task?: { stop(): Promise<void> };
-
+export class IdempotencyRetentionJob extends PeriodicJob {
   constructor(
     private readonly keys: IdempotencyRepository,
-    private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.task = startPeriodicTask(
-      'idempotency-retention',
-      60 * 60 * 1000,
-      () => this.keys.deleteExpired(),
-      this.logger,
-    );
+    logger: Logger,
+  ) {
+    super('idempotency-retention', 60 * 60 * 1000, logger);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.task?.stop();
+  run(): Promise<number> {
+    return this.keys.deleteExpired();
   }
 }

@@ -8,7 +8,7 @@ const SQL = {
    * Takes the key when it is new, past its retention, or held by a claim whose lease ran out for
    * the same method, path and body (its holder died or could not release it). Returns a row iff taken.
    */
-  claim: prepare(
+  claim: prepare<{ claimed: number }>(
     `INSERT INTO gateway.idempotency_keys AS k
             (account_id, key, method, path, body_hash, claim_token, locked_until)
        VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $8))
@@ -19,9 +19,15 @@ const SQL = {
          WHERE k.created_at < now() - make_interval(hours => $7)
             OR (k.completed_at IS NULL AND k.locked_until < now()
                 AND (k.method, k.path, k.body_hash) = (EXCLUDED.method, EXCLUDED.path, EXCLUDED.body_hash))
-       RETURNING 1`,
+       RETURNING 1 AS claimed`,
   ),
-  find: prepare(
+  find: prepare<{
+    method: string;
+    path: string;
+    body_hash: string;
+    status_code: number | null;
+    response_body: string | null;
+  }>(
     `SELECT method, path, body_hash, status_code, response_body FROM gateway.idempotency_keys
         WHERE account_id = $1 AND key = $2`,
   ),
@@ -32,6 +38,9 @@ const SQL = {
   release: prepare(
     `DELETE FROM gateway.idempotency_keys
         WHERE account_id = $1 AND key = $2 AND claim_token = $3 AND completed_at IS NULL`,
+  ),
+  deleteExpired: prepare(
+    `DELETE FROM gateway.idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`,
   ),
 };
 
@@ -77,8 +86,10 @@ export class IdempotencyRepository {
       this.ttlHours,
       this.leaseMs / 1000,
     ]);
-    if (claimed.length > 0) return { claim: { accountId, key, token } };
-    const [row] = await execute(this.db, SQL.find, [accountId, key]);
+    if (claimed.rowCount > 0) return { claim: { accountId, key, token } };
+    const {
+      rows: [row],
+    } = await execute(this.db, SQL.find, [accountId, key]);
     // Deleted between the two statements (its request failed and released it): claim again.
     if (!row) return this.claim(accountId, key, request);
     return {
@@ -103,10 +114,7 @@ export class IdempotencyRepository {
   }
 
   async deleteExpired(): Promise<number> {
-    const [, deleted] = await this.db.query(
-      `DELETE FROM gateway.idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`,
-      [this.ttlHours],
-    );
-    return deleted;
+    const { rowCount } = await execute(this.db, SQL.deleteExpired, [this.ttlHours]);
+    return rowCount;
   }
 }

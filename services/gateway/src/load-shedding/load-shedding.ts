@@ -68,13 +68,13 @@ export class LoadShedder {
       labelNames: ['reason'],
       registers: [registry],
     });
-    const shedder = this;
+    const inFlight = () => this.inFlight;
     new Gauge({
       name: `${METRIC_PREFIX}http_requests_in_flight`,
       help: 'Requests received and not yet answered (health and metrics excepted)',
       registers: [registry],
       collect() {
-        this.set(shedder.inFlight);
+        this.set(inFlight());
       },
     });
   }

@@ -7,6 +7,7 @@ import type { Principal } from '../auth/api-key-authenticator';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimits } from './rate-limits';
 import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
+import { sleep } from '@app/testing';
 
 /**
  * The bucketed sliding-window script alone, against the real Redis (DESIGN.md, Rate limits), under
@@ -19,7 +20,6 @@ const prefix = `${process.env.REDIS_KEY_PREFIX ?? 'cms_test:'}int-sliding-window
 let subjects = 0;
 const newKey = () => `${prefix}${++subjects}`;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Waits until just after the start of the next bucket (by Redis's clock), so a burst lands in one bucket. */

@@ -1,12 +1,10 @@
-import { Body, Controller, Inject, Param, Query } from '@nestjs/common';
+import { Body, Controller, Inject, Query } from '@nestjs/common';
 import {
   ALL_EVENTS,
   CreateWebhookBody,
   DeliveryId,
   ListDeliveriesParams,
   ListWebhooksParams,
-  PAGE_SIZE,
-  parseWith,
   type Static,
   type SubscribedEvent,
   UpdateWebhookBody,
@@ -16,26 +14,15 @@ import {
 import { type Dialect, parseEventType } from '@app/dialects';
 import { RpcClient } from '@app/messaging';
 import { ApiEndpoint } from '../http/endpoint';
+import { pageOf, PathId } from '../http/path-params';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
 import { presentDelivery, presentWebhook } from './webhook-presenter';
 import { WebhookEndpoints } from './webhooks.endpoints';
 import { WEBHOOKS_RPC } from './webhooks-rpc.token';
 
-/** Path ids that are not UUIDs name nothing: a 404 like an unknown id, after the body's 400s. */
-const webhookId = (id: string) => parseWith(WebhookId, id, 'id').toLowerCase();
-const deliveryRef = (id: string, deliveryId: string) => ({
-  webhookId: webhookId(id),
-  deliveryId: parseWith(DeliveryId, deliveryId, 'deliveryId').toLowerCase(),
-});
-
 /** Event names the schema accepted, in any dialect, as canonical types (or `*`). */
 const canonicalEvents = (names: string[]): SubscribedEvent[] =>
   names.map((name) => (name.trim() === ALL_EVENTS ? ALL_EVENTS : parseEventType(name)!));
-
-const page = (query: { limit?: number; offset?: number }) => ({
-  limit: query.limit ?? PAGE_SIZE.default,
-  offset: query.offset ?? 0,
-});
 
 /** Webhook subscriptions: each handler translates dialects and makes one call to the webhooks service. */
 @Controller()
@@ -58,25 +45,29 @@ export class WebhooksController {
     @OutputDialect() dialect: Dialect,
     @Query() query: Static<typeof ListWebhooksParams>,
   ) {
-    const found = await this.rpc.call(WebhookRpc.list, call, page(query));
+    const found = await this.rpc.call(WebhookRpc.list, call, pageOf(query));
     return { data: found.data.map((view) => presentWebhook(view, dialect)), pagination: found.pagination };
   }
 
   @ApiEndpoint(WebhookEndpoints.get)
-  async get(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') id: string) {
-    return presentWebhook(await this.rpc.call(WebhookRpc.get, call, { webhookId: webhookId(id) }), dialect);
+  async get(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @PathId('id', WebhookId) webhookId: string,
+  ) {
+    return presentWebhook(await this.rpc.call(WebhookRpc.get, call, { webhookId }), dialect);
   }
 
   @ApiEndpoint(WebhookEndpoints.update)
   async update(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') id: string,
+    @PathId('id', WebhookId) webhookId: string,
     @Body() body: Static<typeof UpdateWebhookBody>,
   ) {
     const { events, ...changes } = body;
     const command = {
-      webhookId: webhookId(id),
+      webhookId,
       ...changes,
       ...(events && { events: canonicalEvents(events) }),
     };
@@ -84,33 +75,38 @@ export class WebhooksController {
   }
 
   @ApiEndpoint(WebhookEndpoints.delete)
-  async delete(@Call() call: CallContext, @Param('id') id: string): Promise<void> {
-    await this.rpc.call(WebhookRpc.delete, call, { webhookId: webhookId(id) });
+  async delete(@Call() call: CallContext, @PathId('id', WebhookId) webhookId: string): Promise<void> {
+    await this.rpc.call(WebhookRpc.delete, call, { webhookId });
   }
 
   @ApiEndpoint(WebhookEndpoints.rotateSecret)
-  async rotateSecret(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') id: string) {
-    return presentWebhook(
-      await this.rpc.call(WebhookRpc.rotateSecret, call, { webhookId: webhookId(id) }),
-      dialect,
-    );
+  async rotateSecret(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @PathId('id', WebhookId) webhookId: string,
+  ) {
+    return presentWebhook(await this.rpc.call(WebhookRpc.rotateSecret, call, { webhookId }), dialect);
   }
 
   @ApiEndpoint(WebhookEndpoints.test)
-  async test(@Call() call: CallContext, @OutputDialect() dialect: Dialect, @Param('id') id: string) {
-    return presentDelivery(await this.rpc.call(WebhookRpc.test, call, { webhookId: webhookId(id) }), dialect);
+  async test(
+    @Call() call: CallContext,
+    @OutputDialect() dialect: Dialect,
+    @PathId('id', WebhookId) webhookId: string,
+  ) {
+    return presentDelivery(await this.rpc.call(WebhookRpc.test, call, { webhookId }), dialect);
   }
 
   @ApiEndpoint(WebhookEndpoints.listDeliveries)
   async listDeliveries(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') id: string,
+    @PathId('id', WebhookId) webhookId: string,
     @Query() query: Static<typeof ListDeliveriesParams>,
   ) {
     const command = {
-      webhookId: webhookId(id),
-      ...page(query),
+      webhookId,
+      ...pageOf(query),
       ...(query.status && { status: query.status }),
     };
     const found = await this.rpc.call(WebhookRpc.listDeliveries, call, command);
@@ -121,11 +117,11 @@ export class WebhooksController {
   async getDelivery(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') id: string,
-    @Param('deliveryId') deliveryId: string,
+    @PathId('id', WebhookId) webhookId: string,
+    @PathId('deliveryId', DeliveryId) deliveryId: string,
   ) {
     return presentDelivery(
-      await this.rpc.call(WebhookRpc.getDelivery, call, deliveryRef(id, deliveryId)),
+      await this.rpc.call(WebhookRpc.getDelivery, call, { webhookId, deliveryId }),
       dialect,
     );
   }
@@ -134,11 +130,11 @@ export class WebhooksController {
   async retryDelivery(
     @Call() call: CallContext,
     @OutputDialect() dialect: Dialect,
-    @Param('id') id: string,
-    @Param('deliveryId') deliveryId: string,
+    @PathId('id', WebhookId) webhookId: string,
+    @PathId('deliveryId', DeliveryId) deliveryId: string,
   ) {
     return presentDelivery(
-      await this.rpc.call(WebhookRpc.retryDelivery, call, deliveryRef(id, deliveryId)),
+      await this.rpc.call(WebhookRpc.retryDelivery, call, { webhookId, deliveryId }),
       dialect,
     );
   }

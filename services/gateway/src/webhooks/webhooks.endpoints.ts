@@ -12,17 +12,11 @@ import {
   WebhookWithSecretResponse,
 } from '@app/contracts';
 import { LIST_QUERY_ALIASES } from '@app/dialects';
-import type { Endpoint } from '../http/endpoint';
+import { BODY_PROBLEMS, type Endpoint, KEY_PROBLEMS } from '../http/endpoint';
 
 const ID = { id: 'Webhook (subscription) id.' };
 const DELIVERY = { ...ID, deliveryId: 'Delivery id.' };
-const BODY_PROBLEMS = [
-  'validation_failed',
-  'invalid_json',
-  'payload_too_large',
-  'unsupported_media_type',
-] as const;
-const POST_PROBLEMS = [...BODY_PROBLEMS, 'idempotency_key_reused', 'idempotency_key_in_use'] as const;
+const POST_PROBLEMS = [...BODY_PROBLEMS, ...KEY_PROBLEMS] as const;
 const PAGE_ALIASES = { limit: LIST_QUERY_ALIASES.limit, offset: LIST_QUERY_ALIASES.offset };
 /** Actions that take no input: a body, if sent, must be an empty object. */
 const NO_INPUT = Type.Object(

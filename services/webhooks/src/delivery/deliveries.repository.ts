@@ -54,6 +54,8 @@ export interface Completion {
   gone: boolean;
 }
 
+type AttemptRow = Omit<DeliveryAttemptView, 'started_at'> & { started_at: Date };
+
 interface DeliveryRow {
   id: string;
   subscription_id: string;
@@ -83,7 +85,7 @@ const SQL = {
    * creates nothing), create one delivery per match, and claim them for this replica ($7) unless
    * it has no room for that subscription ($8) or at all ($7 null).
    */
-  fanOut: prepare(
+  fanOut: prepare<ClaimedDelivery & { claimed: boolean }>(
     `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
          AS i(id, account_id, type, occurred_at, data)
@@ -114,7 +116,7 @@ const SQL = {
        JOIN input i ON i.id = c.event_id`,
   ),
   /** Due deliveries of enabled subscriptions nobody holds, oldest first, for this replica. */
-  claimDue: prepare(
+  claimDue: prepare<ClaimedDelivery>(
     `WITH due AS (
        SELECT d.id FROM webhooks.deliveries d
         WHERE d.status = 'pending' AND d.next_attempt_at <= now()
@@ -179,7 +181,7 @@ const SQL = {
       WHERE id = ANY($1::uuid[]) AND failing_since IS NULL`,
   ),
   /** Disables the subscriptions given for a reason, or those failing for longer than $3 days. */
-  disable: prepare(
+  disable: prepare<{ id: string }>(
     `UPDATE webhooks.subscriptions
         SET status = 'disabled', disabled_reason = $2, updated_at = now()
       WHERE id = ANY($1::uuid[]) AND status = 'enabled'
@@ -197,32 +199,32 @@ const SQL = {
   insertEvent: prepare(
     `INSERT INTO webhooks.events (id, account_id, type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)`,
   ),
-  insertDelivery: prepare(
+  insertDelivery: prepare<DeliveryRow>(
     `INSERT INTO webhooks.deliveries (id, account_id, subscription_id, event_id, event_type, status, max_attempts, next_attempt_at)
      VALUES ($1, $2, $3, $4, $5, 'pending', $6, now()) RETURNING ${DELIVERY_COLUMNS}`,
   ),
-  page: prepare(
+  page: prepare<DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries
       WHERE subscription_id = $1 AND account_id = $2 AND ($3::text IS NULL OR status = $3)
       ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`,
   ),
-  count: prepare(
+  count: prepare<{ total: number }>(
     `SELECT count(*)::int AS total FROM webhooks.deliveries
       WHERE subscription_id = $1 AND account_id = $2 AND ($3::text IS NULL OR status = $3)`,
   ),
-  find: prepare(
+  find: prepare<DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries WHERE id = $1 AND subscription_id = $2 AND account_id = $3`,
   ),
-  attempts: prepare(
+  attempts: prepare<AttemptRow>(
     `SELECT attempt, started_at, duration_ms, status_code, response_body, error FROM webhooks.delivery_attempts
       WHERE delivery_id = $1 AND account_id = $2 ORDER BY attempt`,
   ),
-  lock: prepare(
+  lock: prepare<DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries
       WHERE id = $1 AND subscription_id = $2 AND account_id = $3 FOR UPDATE`,
   ),
   /** A manual retry: one more attempt, due now, under the same event (so the same webhook-id). */
-  retry: prepare(
+  retry: prepare<DeliveryRow>(
     `UPDATE webhooks.deliveries
         SET status = 'pending', max_attempts = attempt_count + 1, next_attempt_at = now(), completed_at = NULL
       WHERE id = $1 AND account_id = $2 RETURNING ${DELIVERY_COLUMNS}`,
@@ -239,7 +241,7 @@ export class DeliveriesRepository {
     maxAttempts: number,
     claim: { owner: string | null; leaseSeconds: number; exclude: string[] },
   ): Promise<Array<ClaimedDelivery & { claimed: boolean }>> {
-    return execute(this.db, SQL.fanOut, [
+    const { rows } = await execute(this.db, SQL.fanOut, [
       events.map((e) => e.id),
       events.map((e) => e.accountId),
       events.map((e) => e.type),
@@ -250,15 +252,17 @@ export class DeliveriesRepository {
       claim.exclude,
       claim.leaseSeconds,
     ]);
+    return rows;
   }
 
-  claimDue(
+  async claimDue(
     owner: string,
     leaseSeconds: number,
     exclude: string[],
     limit: number,
   ): Promise<ClaimedDelivery[]> {
-    return execute(this.db, SQL.claimDue, [owner, leaseSeconds, exclude, limit]);
+    const { rows } = await execute(this.db, SQL.claimDue, [owner, leaseSeconds, exclude, limit]);
+    return rows;
   }
 
   async renewLeases(owner: string, ids: string[], leaseSeconds: number): Promise<void> {
@@ -313,8 +317,7 @@ export class DeliveriesRepository {
     reason: string,
     afterDays: number | null,
   ): Promise<string[]> {
-    // UPDATE in a transaction answers [rows, affected] (see libs/database).
-    const [rows]: [Array<{ id: string }>, number] = await execute(tx, SQL.disable, [ids, reason, afterDays]);
+    const { rows } = await execute(tx, SQL.disable, [ids, reason, afterDays]);
     return rows.map((row) => row.id);
   }
 
@@ -335,7 +338,9 @@ export class DeliveriesRepository {
       new Date().toISOString(),
       JSON.stringify(data),
     ]);
-    const [row] = await execute(tx, SQL.insertDelivery, [
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.insertDelivery, [
       ids.delivery,
       accountId,
       subscriptionId,
@@ -355,11 +360,11 @@ export class DeliveriesRepository {
     offset: number,
   ): Promise<{ rows: DeliveryView[]; total: number }> {
     const filter = [subscriptionId, accountId, status ?? null];
-    const [rows, [{ total }]] = await Promise.all([
-      execute<DeliveryRow[]>(this.db, SQL.page, [...filter, limit, offset]),
-      execute<Array<{ total: number }>>(this.db, SQL.count, filter),
+    const [{ rows }, count] = await Promise.all([
+      execute(this.db, SQL.page, [...filter, limit, offset]),
+      execute(this.db, SQL.count, filter),
     ]);
-    return { rows: rows.map(toDeliveryView), total };
+    return { rows: rows.map(toDeliveryView), total: count.rows[0].total };
   }
 
   async findWithAttempts(
@@ -367,13 +372,11 @@ export class DeliveriesRepository {
     subscriptionId: string,
     deliveryId: string,
   ): Promise<DeliveryWithAttemptsView | undefined> {
-    const [row] = await execute<DeliveryRow[]>(this.db, SQL.find, [deliveryId, subscriptionId, accountId]);
+    const {
+      rows: [row],
+    } = await execute(this.db, SQL.find, [deliveryId, subscriptionId, accountId]);
     if (!row) return undefined;
-    const attempts: Array<Omit<DeliveryAttemptView, 'started_at'> & { started_at: Date }> = await execute(
-      this.db,
-      SQL.attempts,
-      [deliveryId, accountId],
-    );
+    const { rows: attempts } = await execute(this.db, SQL.attempts, [deliveryId, accountId]);
     return {
       ...toDeliveryView(row),
       attempts: attempts.map((a) => ({ ...a, started_at: a.started_at.toISOString() })),
@@ -381,12 +384,16 @@ export class DeliveriesRepository {
   }
 
   async lock(tx: EntityManager, accountId: string, subscriptionId: string, deliveryId: string) {
-    const [row] = await execute<DeliveryRow[]>(tx, SQL.lock, [deliveryId, subscriptionId, accountId]);
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.lock, [deliveryId, subscriptionId, accountId]);
     return row && toDeliveryView(row);
   }
 
   async markForRetry(tx: EntityManager, accountId: string, deliveryId: string): Promise<DeliveryView> {
-    const [[row]] = await execute<[DeliveryRow[], number]>(tx, SQL.retry, [deliveryId, accountId]);
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.retry, [deliveryId, accountId]);
     await execute(tx, SQL.notifyDue, []);
     return toDeliveryView(row);
   }

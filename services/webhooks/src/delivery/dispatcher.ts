@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { Client } from 'pg';
-import { dedicatedClientConfig } from '@app/database';
+import { PgListener } from '@app/database';
+import { Coalescer } from '@app/runtime';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
 import { DeliveryStatus, WEBHOOK_TEST_EVENT } from '@app/contracts';
@@ -50,13 +50,18 @@ export class Dispatcher {
   private readonly sends = new Set<Promise<void>>();
   private inFlight = 0;
   private completions: Completion[] = [];
-  private flushing?: Promise<void>;
-  private claiming?: Promise<void>;
-  private claimAgain = false;
+  /** Outcomes gathered in one turn of the event loop are written together. */
+  private readonly flusher = new Coalescer(() => this.flushBatches(), 'next-turn');
+  private readonly claims = new Coalescer(
+    () => this.claim(),
+    'now',
+    (error) => this.logger.warn({ err: (error as Error).message }, 'claiming deliveries failed'),
+  );
   private stopped = true;
   private pollTimer?: NodeJS.Timeout;
   private renewTimer?: NodeJS.Timeout;
-  private listener?: Client;
+  /** NOTIFYs of due work and changed subscriptions; if it drops, polling carries on until it is back. */
+  private readonly listener: PgListener;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -64,7 +69,18 @@ export class Dispatcher {
     @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: WebhookMetrics,
-  ) {}
+  ) {
+    this.listener = new PgListener({
+      settings: config,
+      name: 'webhooks-dispatcher-listener',
+      channels: [DUE_CHANNEL, SUBSCRIPTION_CHANGED_CHANNEL],
+      onNotification: (channel, payload) => {
+        if (channel === DUE_CHANNEL) this.wake();
+        else if (channel === SUBSCRIPTION_CHANGED_CHANNEL && payload) this.subscriptionChanged(payload);
+      },
+      logger,
+    });
+  }
 
   get leaseSeconds(): number {
     return this.config.WEBHOOK_LEASE_SECONDS;
@@ -85,7 +101,7 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     this.stopped = false;
-    await this.listen();
+    await this.listener.start();
     this.pollTimer = setInterval(() => this.wake(), this.config.WEBHOOK_POLL_MS);
     const renewEvery = Math.max(500, (this.leaseSeconds * 1000) / 3);
     this.renewTimer = setInterval(() => void this.renewLeases(), renewEvery);
@@ -101,8 +117,8 @@ export class Dispatcher {
     this.stopped = true;
     clearInterval(this.pollTimer);
     clearInterval(this.renewTimer);
-    await this.listener?.end().catch(() => undefined);
-    await this.claiming;
+    await this.listener.stop();
+    await this.claims.current;
     const queued = [...this.endpoints.values()].flatMap((endpoint) => endpoint.waiting.splice(0));
     await this.release(queued.map((delivery) => delivery.id));
     await Promise.allSettled([...this.sends]);
@@ -121,20 +137,7 @@ export class Dispatcher {
 
   /** Looks for due work now (after a NOTIFY, a poll tick, or freed capacity). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.claiming) {
-      this.claimAgain = true;
-      return;
-    }
-    this.claiming = this.claim()
-      .catch((error: Error) => this.logger.warn({ err: error.message }, 'claiming deliveries failed'))
-      .finally(() => {
-        this.claiming = undefined;
-        if (this.claimAgain) {
-          this.claimAgain = false;
-          this.wake();
-        }
-      });
+    if (!this.stopped) this.claims.wake();
   }
 
   private get maxHeld(): number {
@@ -272,22 +275,12 @@ export class Dispatcher {
       succeeded,
       gone,
     });
-    this.scheduleFlush();
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushing) return;
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.flushBatches())
-      .finally(() => {
-        this.flushing = undefined;
-        if (this.completions.length > 0) this.scheduleFlush();
-      });
+    this.flusher.wake();
   }
 
   private async flush(): Promise<void> {
-    while (this.flushing || this.completions.length > 0) {
-      await this.flushing;
+    while (this.flusher.current || this.completions.length > 0) {
+      await this.flusher.idle();
       if (this.completions.length > 0) await this.flushBatches();
     }
   }
@@ -352,37 +345,6 @@ export class Dispatcher {
     if (!endpoint || endpoint.waiting.length === 0) return;
     const dropped = endpoint.waiting.splice(0);
     void this.release(dropped.map((d) => d.id)).then(() => this.wake());
-  }
-
-  /** LISTEN on a dedicated connection; if it drops, polling carries on until it is back. */
-  private async listen(): Promise<void> {
-    if (this.stopped) return;
-    const client = new Client(dedicatedClientConfig(this.config, 'webhooks-dispatcher-listener'));
-    client.on('notification', (message) => {
-      if (message.channel === DUE_CHANNEL) this.wake();
-      else if (message.channel === SUBSCRIPTION_CHANGED_CHANNEL && message.payload)
-        this.subscriptionChanged(message.payload);
-    });
-    const retry = () => setTimeout(() => void this.listen().catch(() => undefined), 1000).unref();
-    client.on('error', (error) => {
-      this.logger.warn({ err: error.message }, 'dispatcher listener connection lost');
-      client.end().catch(() => undefined);
-      if (this.listener === client) this.listener = undefined;
-      retry();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${DUE_CHANNEL}`);
-      await client.query(`LISTEN ${SUBSCRIPTION_CHANGED_CHANNEL}`);
-      this.listener = client;
-    } catch (error) {
-      this.logger.warn(
-        { err: (error as Error).message },
-        'dispatcher listener could not connect; polling only',
-      );
-      await client.end().catch(() => undefined);
-      retry();
-    }
   }
 }
 

@@ -36,21 +36,29 @@ const BLOCKED_NAMES = [
   /^instance-data$/,
 ];
 
-const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+/**
+ * IPv6 prefixes whose addresses carry an IPv4 one, with the byte offset of the embedded address:
+ * the NAT64 well-known prefix (RFC 6052), 6to4 (RFC 3056) and the deprecated IPv4-compatible form
+ * (RFC 4291; `::` and `::1` themselves are the unspecified and loopback addresses, not IPv4 ones).
+ */
+const EMBEDDING_PREFIXES: Array<{ form: string; prefix: [ipaddr.IPv6, number]; offset: number }> = [
+  { form: 'NAT64', prefix: ipaddr.IPv6.parseCIDR('64:ff9b::/96'), offset: 12 },
+  { form: '6to4', prefix: ipaddr.IPv6.parseCIDR('2002::/16'), offset: 2 },
+  { form: 'IPv4-compatible', prefix: ipaddr.IPv6.parseCIDR('::/96'), offset: 12 },
+];
 
 /**
- * The IPv4 address an IPv6 one carries and in which form: mapped (::ffff:a.b.c.d), compatible
- * (::a.b.c.d, deprecated), the NAT64 well-known prefix (64:ff9b::/96) or 6to4 (2002::/16). Such an
- * address reaches that IPv4 host, so it is judged as that host.
+ * The IPv4 address an IPv6 one carries and in which form: mapped (::ffff:a.b.c.d) or one of
+ * EMBEDDING_PREFIXES. Such an address reaches that IPv4 host, so it is judged as that host.
  */
 function embeddedIpv4(address: ipaddr.IPv6): { ipv4: string; form: string } | undefined {
-  const p = address.parts;
-  const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
   if (address.isIPv4MappedAddress()) return { ipv4: address.toIPv4Address().toString(), form: 'IPv4-mapped' };
-  if (zeros(0, 6) && !(p[6] === 0 && p[7] <= 1)) return { ipv4: ipv4Of(p[6], p[7]), form: 'IPv4-compatible' };
-  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return { ipv4: ipv4Of(p[6], p[7]), form: 'NAT64' };
-  if (p[0] === 0x2002) return { ipv4: ipv4Of(p[1], p[2]), form: '6to4' };
-  return undefined;
+  const range = address.range();
+  if (range === 'unspecified' || range === 'loopback') return undefined;
+  const embedding = EMBEDDING_PREFIXES.find(({ prefix }) => address.match(prefix));
+  if (!embedding) return undefined;
+  const bytes = address.toByteArray().slice(embedding.offset, embedding.offset + 4);
+  return { ipv4: ipaddr.fromByteArray(bytes).toString(), form: embedding.form };
 }
 
 /** Why an IP address may not be a webhook target, or undefined if it may (a global unicast address). */

@@ -45,7 +45,7 @@ export class WebhookSender {
     private readonly timeoutMs: number,
   ) {
     this.agent = new Agent({
-      connect: { lookup: policy.lookup as never, timeout: timeoutMs },
+      connect: { lookup: policy.lookup, timeout: timeoutMs },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       keepAliveTimeout: 4_000,

@@ -11,6 +11,7 @@ import {
 } from '@app/contracts';
 import { PUBLIC_EVENT_TYPES } from '@app/dialects';
 import { DEAD_LETTER_QUEUE_OPTIONS, QUORUM_QUEUE_ARGUMENTS, type QueueDeclaration } from '@app/messaging';
+import { Coalescer } from '@app/runtime';
 import { DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
 import { Dispatcher } from '../delivery/dispatcher';
 import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from '../tokens';
@@ -76,7 +77,8 @@ export class EventConsumer {
   private channel?: ChannelWrapper;
   private readonly consumerTags = new Map<Channel, string>();
   private pending: Received[] = [];
-  private flushing?: Promise<void>;
+  /** setImmediate: everything that arrived in this turn of the event loop goes in one batch. */
+  private readonly flusher = new Coalescer(() => this.flush(), 'next-turn');
   private stopped = false;
 
   constructor(
@@ -115,7 +117,7 @@ export class EventConsumer {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const [channel, tag] of this.consumerTags) await channel.cancel(tag).catch(() => undefined);
-    while (this.flushing) await this.flushing;
+    await this.flusher.idle();
     await this.channel?.close().catch(() => undefined);
   }
 
@@ -135,18 +137,7 @@ export class EventConsumer {
       return;
     }
     this.pending.push({ channel, message, ...parsed });
-    this.scheduleFlush();
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushing) return;
-    // setImmediate: everything that arrived in this turn of the event loop goes in one batch.
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.flush())
-      .finally(() => {
-        this.flushing = undefined;
-        if (this.pending.length > 0) this.scheduleFlush();
-      });
+    this.flusher.wake();
   }
 
   private async flush(): Promise<void> {

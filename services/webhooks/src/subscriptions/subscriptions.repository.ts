@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { SubscribedEvent, SubscriptionStatus, WebhookView } from '@app/contracts';
 import type { Dialect } from '@app/dialects';
-import { execute, prepare } from '@app/database';
+import { execute, prepare, query } from '@app/database';
 import { SUBSCRIPTION_CHANGED_CHANNEL } from '../tokens';
 
 export interface SubscriptionRow {
@@ -42,19 +42,27 @@ export interface SubscriptionChanges {
 const COLUMNS = `id, account_id, url, events, dialect, description, status, disabled_reason, secret, failing_since, created_at, updated_at`;
 
 const SQL = {
-  insert: prepare(
+  insert: prepare<SubscriptionRow>(
     `INSERT INTO webhooks.subscriptions (id, account_id, url, events, dialect, description, status, secret)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
   ),
-  page: prepare(
+  page: prepare<SubscriptionRow>(
     `SELECT ${COLUMNS} FROM webhooks.subscriptions WHERE account_id = $1
       ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
   ),
-  count: prepare(`SELECT count(*)::int AS total FROM webhooks.subscriptions WHERE account_id = $1`),
-  find: prepare(`SELECT ${COLUMNS} FROM webhooks.subscriptions WHERE id = $1 AND account_id = $2`),
-  lock: prepare(`SELECT ${COLUMNS} FROM webhooks.subscriptions WHERE id = $1 AND account_id = $2 FOR UPDATE`),
-  delete: prepare(`DELETE FROM webhooks.subscriptions WHERE id = $1 AND account_id = $2 RETURNING id`),
-  rotate: prepare(
+  count: prepare<{ total: number }>(
+    `SELECT count(*)::int AS total FROM webhooks.subscriptions WHERE account_id = $1`,
+  ),
+  find: prepare<SubscriptionRow>(
+    `SELECT ${COLUMNS} FROM webhooks.subscriptions WHERE id = $1 AND account_id = $2`,
+  ),
+  lock: prepare<SubscriptionRow>(
+    `SELECT ${COLUMNS} FROM webhooks.subscriptions WHERE id = $1 AND account_id = $2 FOR UPDATE`,
+  ),
+  delete: prepare<{ id: string }>(
+    `DELETE FROM webhooks.subscriptions WHERE id = $1 AND account_id = $2 RETURNING id`,
+  ),
+  rotate: prepare<SubscriptionRow>(
     `UPDATE webhooks.subscriptions
         SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(hours => $4),
             secret = $3, updated_at = now()
@@ -78,7 +86,9 @@ export class SubscriptionsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async insert(tx: EntityManager, accountId: string, row: NewSubscription): Promise<SubscriptionRow> {
-    const [inserted] = await execute(tx, SQL.insert, [
+    const {
+      rows: [inserted],
+    } = await execute(tx, SQL.insert, [
       row.id,
       accountId,
       row.url,
@@ -96,21 +106,21 @@ export class SubscriptionsRepository {
     limit: number,
     offset: number,
   ): Promise<{ rows: SubscriptionRow[]; total: number }> {
-    const [rows, [{ total }]] = await Promise.all([
-      execute<SubscriptionRow[]>(this.db, SQL.page, [accountId, limit, offset]),
-      execute<Array<{ total: number }>>(this.db, SQL.count, [accountId]),
+    const [{ rows }, count] = await Promise.all([
+      execute(this.db, SQL.page, [accountId, limit, offset]),
+      execute(this.db, SQL.count, [accountId]),
     ]);
-    return { rows, total };
+    return { rows, total: count.rows[0].total };
   }
 
   async find(accountId: string, id: string): Promise<SubscriptionRow | undefined> {
-    const [row] = await execute(this.db, SQL.find, [id, accountId]);
-    return row;
+    const { rows } = await execute(this.db, SQL.find, [id, accountId]);
+    return rows[0];
   }
 
   async lock(tx: EntityManager, accountId: string, id: string): Promise<SubscriptionRow | undefined> {
-    const [row] = await execute(tx, SQL.lock, [id, accountId]);
-    return row;
+    const { rows } = await execute(tx, SQL.lock, [id, accountId]);
+    return rows[0];
   }
 
   /**
@@ -137,8 +147,10 @@ export class SubscriptionsRepository {
       if (enabling) sets.push(`status = 'enabled', disabled_reason = NULL, failing_since = NULL`);
       if (disabling) sets.push(`status = 'disabled', disabled_reason = 'disabled_by_user'`);
       if (sets.length === 0) return current;
-      // UPDATE through TypeORM answers [rows, affected].
-      const [[updated]] = await tx.query(
+      const {
+        rows: [updated],
+      } = await query<SubscriptionRow>(
+        tx,
         `UPDATE webhooks.subscriptions SET ${sets.join(', ')}, updated_at = now()
           WHERE id = $1 AND account_id = $2 RETURNING ${COLUMNS}`,
         params,
@@ -146,16 +158,16 @@ export class SubscriptionsRepository {
       if (enabling) await execute(tx, SQL.resumeDeliveries, [id]);
       if (disabling) await execute(tx, SQL.pauseDeliveries, [id]);
       await execute(tx, SQL.notifyChanged, [id]);
-      return updated as SubscriptionRow;
+      return updated;
     });
   }
 
   /** Deletes the subscription with its deliveries and their attempts. */
   delete(accountId: string, id: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const [deleted]: [unknown[], number] = await execute(tx, SQL.delete, [id, accountId]);
-      if (deleted.length > 0) await execute(tx, SQL.notifyChanged, [id]);
-      return deleted.length > 0;
+      const { rowCount } = await execute(tx, SQL.delete, [id, accountId]);
+      if (rowCount > 0) await execute(tx, SQL.notifyChanged, [id]);
+      return rowCount > 0;
     });
   }
 
@@ -166,12 +178,9 @@ export class SubscriptionsRepository {
     secret: string,
     graceHours: number,
   ): Promise<SubscriptionRow | undefined> {
-    const [[row]]: [SubscriptionRow[], number] = await execute(tx, SQL.rotate, [
-      id,
-      accountId,
-      secret,
-      graceHours,
-    ]);
+    const {
+      rows: [row],
+    } = await execute(tx, SQL.rotate, [id, accountId, secret, graceHours]);
     if (row) await execute(tx, SQL.notifyChanged, [id]);
     return row;
   }

@@ -5,7 +5,12 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import type { RpcOperation } from '@app/contracts';
-import { prepareDatabase } from '@app/database';
+import {
+  databaseUnavailable,
+  isDatabaseUnavailable,
+  prepareDatabase,
+  retryWhileDatabaseUnavailable,
+} from '@app/database';
 import {
   createMetricsRegistry,
   PinoNestLogger,
@@ -13,12 +18,16 @@ import {
   rabbitmqCheck,
   startOpsServer,
 } from '@app/observability';
-import { connectAmqp } from './amqp-connection';
-import { declareQueues, type QueueDeclaration } from './quorum-migration';
-import { DEAD_LETTER_QUEUE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
-import { PassThroughRpcFilter } from './pass-through-rpc.filter';
-import { RpcServerMetrics } from './rpc-metrics';
-import { RpcServer } from './rpc-server';
+import {
+  connectAmqp,
+  declareQueues,
+  PassThroughRpcFilter,
+  type QueueDeclaration,
+  RpcServer,
+  RpcServerMetrics,
+  rpcQueueDeclarations,
+  type RpcFailurePolicy,
+} from '@app/messaging';
 
 interface RpcServiceConfig {
   RUN_MIGRATIONS: boolean;
@@ -83,6 +92,7 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
       prefetch: config.AMQP_PREFETCH,
       logger,
       metrics: new RpcServerMetrics(registry),
+      failures: DATABASE_FAILURES,
     }),
     logger: new PinoNestLogger(logger),
   });
@@ -109,13 +119,12 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
   };
 }
 
-/** An RPC queue and its dead-letter queue as declared by the service that serves them. */
-export function rpcQueueDeclarations(queues: {
-  queue: string;
-  deadLetterQueue?: string;
-}): QueueDeclaration[] {
-  return [
-    { name: queues.queue, options: RPC_QUEUE_OPTIONS },
-    ...(queues.deadLetterQueue ? [{ name: queues.deadLetterQueue, options: DEAD_LETTER_QUEUE_OPTIONS }] : []),
-  ];
-}
+/**
+ * How the RPC server meets Postgres failing: a read is run again while the database fails over
+ * (writes retry inside the command log), and an unavailable database is the 503
+ * `database_unavailable`, not an internal error.
+ */
+const DATABASE_FAILURES: RpcFailurePolicy = {
+  retryRead: (call, answerBy) => retryWhileDatabaseUnavailable(call, { answerBy }),
+  outage: (error) => (isDatabaseUnavailable(error) ? databaseUnavailable() : undefined),
+};

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '@app/config';
-import { Dependency, findUnreachable } from '@app/database';
-import { createLogger } from './logger';
+import { createLogger } from '@app/observability';
+import { Dependency, findUnreachable } from './dependency-check';
 
 export interface ServiceHandle {
   close(): Promise<void>;

@@ -1,0 +1,5 @@
+export * from './run-service';
+export * from './dependency-check';
+export * from './rpc-service';
+export * from './periodic-task';
+export * from './coalescer';

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import type { GatewayConfig } from '@app/config';
+import { GATEWAY_LOGGER } from '../core/tokens';
+import { GATEWAY_CONFIG } from '../gateway-config.token';
+import { RateLimitMetrics } from './rate-limit-metrics';
+import { RateLimits } from './rate-limits';
+import { REDIS } from './redis-connection';
+
+/** The per-account and per-IP limits in Redis. */
+@Module({
+  providers: [
+    {
+      provide: RateLimits,
+      inject: [REDIS, GATEWAY_CONFIG, GATEWAY_LOGGER, Registry],
+      useFactory: (redis: Redis, config: GatewayConfig, logger: Logger, registry: Registry) =>
+        new RateLimits(redis, config, logger, new RateLimitMetrics(registry)),
+    },
+  ],
+  exports: [RateLimits],
+})
+export class RateLimitModule {}
