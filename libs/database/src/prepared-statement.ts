@@ -15,6 +15,14 @@ export function prepare(text: string): PreparedStatement {
   return { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text };
 }
 
+const built = new Map<string, PreparedStatement>();
+/** The statement of a text built at run time (a set of filters): one per distinct text, kept. */
+export function preparedOnce(text: string): PreparedStatement {
+  let statement = built.get(text);
+  if (!statement) built.set(text, (statement = prepare(text)));
+  return statement;
+}
+
 /** A DataSource, or the EntityManager of a transaction (anything with TypeORM's `query`). */
 interface QueryExecutor {
   query(query: string, parameters?: unknown[]): Promise<any>;

@@ -17,4 +17,6 @@ export class ConversationEntity {
   @Column({ type: 'timestamptz', name: 'created_at', precision: 3 }) createdAt: Date;
   @Column({ type: 'timestamptz', name: 'updated_at', precision: 3 }) updatedAt: Date;
   @Column({ type: 'timestamptz', name: 'closed_at', precision: 3, nullable: true }) closedAt: Date | null;
+  /** The `sequence` of its latest event (see the EventSequencesAndStore migration). */
+  @Column({ type: 'integer', name: 'event_sequence' }) eventSequence: number;
 }

@@ -9,6 +9,8 @@ export class OutboxEventEntity {
   @Column({ type: 'uuid', name: 'conversation_id' }) conversationId: string;
   @Column({ type: 'text' }) type: string;
   @Column({ type: 'jsonb' }) envelope: CloudEvent;
+  @Column({ type: 'integer' }) sequence: number;
+  @Column({ type: 'bigint', name: 'published_seq', nullable: true }) publishedSeq: string | null;
   @Column({ type: 'timestamptz', name: 'created_at', precision: 3 }) createdAt: Date;
   @Column({ type: 'timestamptz', name: 'published_at', precision: 3, nullable: true })
   publishedAt: Date | null;

@@ -262,6 +262,7 @@ const EXAMPLE_DETAILS: Record<Exclude<ErrorCode, 'validation_failed'>, string> =
   idempotency_key_reused:
     'This Idempotency-Key was used with a different path or body; use a new key for a new request.',
   rate_limited: "This account's plan allows 1000 requests per window; retry after 42 s.",
+  too_many_streams: 'This account has 5 event streams open, as many as it may; close one first.',
   headers_too_large: 'The request line and headers are larger than the server accepts (16 KiB).',
   internal_error: 'An unexpected error occurred. Quote the request_id when reporting it.',
   service_unavailable: 'The conversations service is not running.',
