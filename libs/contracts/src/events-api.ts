@@ -131,3 +131,24 @@ export const EventRpc = {
   get: rpcQuery('events.get', GetEventQuery, EventView),
   replay: rpcQuery('events.replay', ReplayEventsQuery, ReplayPage),
 };
+
+/** `GET /v1/events/stream`'s query: where to resume, for clients that cannot send Last-Event-ID. */
+export const StreamEventsParams = Strict({
+  last_event_id: Type.Optional(
+    Uuid({
+      description:
+        'Resume after this event (the `id:` of the last one received), like the `Last-Event-ID` header; unknown or expired ids are a 400.',
+      examples: ['7c9e6679-7425-40de-944b-e07fc1f90ae7'],
+    }),
+  ),
+});
+export type StreamEventsParams = Static<typeof StreamEventsParams>;
+
+/** The stream's body, as OpenAPI describes it (Server-Sent Events; each `data:` is an EventResponse). */
+export const EventStreamBody = Type.String({
+  description:
+    'Server-Sent Events: per event `id:` (the event id), `event:` (its type in the output dialect) and `data:` (the event object of GET /v1/events/{id}); comment lines (`:`) as heartbeats at least every 15 s.',
+  examples: [
+    'id: 7c9e6679-7425-40de-944b-e07fc1f90ae7\nevent: message.received\ndata: {"id":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"message.received","created_at":"2026-03-02T09:15:27.412Z","conversation_id":"0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b","sequence":2,"data":{}}\n\n',
+  ],
+});

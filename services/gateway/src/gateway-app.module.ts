@@ -22,6 +22,9 @@ import { ConversationsController } from './conversations/conversations.controlle
 import { gatewayDataSourceOptions } from './data-source';
 import { GATEWAY_CONFIG } from './gateway-config.token';
 import { gatewayReadiness } from './health/gateway-readiness';
+import { EventsController } from './events/events.controller';
+import { StreamHub } from './events/stream-hub';
+import { StreamSlots } from './events/stream-slots';
 import { DrainState } from './http/connection-drain';
 import { IdempotencyHooks } from './idempotency/idempotency-hooks';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
@@ -51,7 +54,13 @@ export class GatewayAppModule {
     return {
       module: GatewayAppModule,
       imports: [TypeOrmModule.forRoot(gatewayDataSourceOptions(config)), OPS_TERMINUS],
-      controllers: [ConversationsController, AnalyticsController, WebhooksController, ...OPS_CONTROLLERS],
+      controllers: [
+        ConversationsController,
+        AnalyticsController,
+        WebhooksController,
+        EventsController,
+        ...OPS_CONTROLLERS,
+      ],
       providers: [
         {
           provide: RpcClient,
@@ -102,6 +111,18 @@ export class GatewayAppModule {
           useFactory: () => new RateLimits(redis, config, logger, new RateLimitMetrics(registry)),
         },
         { provide: Registry, useValue: registry },
+        {
+          provide: StreamHub,
+          inject: [RpcClient],
+          useFactory: (rpc: RpcClient) =>
+            new StreamHub(
+              amqp,
+              rpc,
+              new StreamSlots(redis, config.REDIS_KEY_PREFIX, config.STREAMS_PER_ACCOUNT),
+              config,
+              logger,
+            ),
+        },
         DrainState,
         gatewayReadiness,
         {

@@ -20,6 +20,7 @@ import { originForm } from './http/absolute-form';
 import { apiAdmission } from './http/api-admission';
 import { registerApiRoutes, undecodableUrl } from './http/api-routes';
 import { clientErrorHandler } from './http/client-errors';
+import { StreamHub } from './events/stream-hub';
 import { DrainState, registerConnectionDrain } from './http/connection-drain';
 import { registerHttpMetrics } from './http/http-metrics';
 import { registerJsonBodies } from './http/json-body';
@@ -128,6 +129,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   serveApiDocs(fastify);
   serveProblemPages(fastify);
   await app.get(RpcClient).waitForConnect();
+  const streams = app.get(StreamHub);
+  await streams.start();
   // A burst of new connections (clients reconnecting all at once) is accepted, then shed if need
   // be; Node's default backlog (511) drops the excess SYNs, which clients retry only after 1-3 s.
   await app.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
@@ -140,7 +143,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     url,
     async close() {
       await drainConnections();
+      // Open streams would hold Fastify's close until their clients left: they end first.
+      await streams.stop();
+      // Every request in flight is answered within RPC_TIMEOUT_MS; a keep-alive connection Node
+      // still counts as busy after that (seen after streams under load) would hold the close for
+      // keepAliveTimeout (72 s): the close is bounded instead.
+      const bound = setTimeout(() => fastify.server.closeAllConnections(), config.RPC_TIMEOUT_MS + 1000);
       await app.close();
+      clearTimeout(bound);
       await app.get(RpcClient).close();
       await app.get<RpcClient>(WEBHOOKS_RPC).close();
       await amqp.close();

@@ -2,6 +2,7 @@ import type { DataSourceOptions } from 'typeorm';
 import { DatabaseSettings, postgresOptions } from '@app/database';
 import { WebhooksSchema1764100000000 } from './migrations/1764100000000-webhooks-schema';
 import { CommandPayloads1764200000001 } from './migrations/1764200000001-command-payloads';
+import { EventOrder1764400000000 } from './migrations/1764400000000-event-order';
 
 export const WEBHOOKS_SCHEMA = 'webhooks';
 
@@ -12,6 +13,6 @@ export function webhooksDataSourceOptions(config: DatabaseSettings): DataSourceO
     schema: WEBHOOKS_SCHEMA,
     migrationsTableName: 'migrations',
     entities: [],
-    migrations: [WebhooksSchema1764100000000, CommandPayloads1764200000001],
+    migrations: [WebhooksSchema1764100000000, CommandPayloads1764200000001, EventOrder1764400000000],
   } as DataSourceOptions;
 }

@@ -80,6 +80,11 @@ export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> 
       },
       { name: 'analytics', description: "What happened in the account's conversations." },
       {
+        name: 'events',
+        description:
+          'Every event of the account, kept EVENT_RETENTION_DAYS (30): pages, one by id, and a live stream.',
+      },
+      {
         name: 'webhooks',
         description: 'Subscriptions to events, signed deliveries with retries, and their log.',
       },
@@ -118,6 +123,13 @@ function operation(endpoint: Endpoint, path: string, operationId: string, tag: s
       })),
       ...(endpoint.query ? queryParameters(endpoint.query, endpoint.queryAliases ?? {}) : []),
       ...(endpoint.idempotent ? [IDEMPOTENCY_KEY] : []),
+      ...Object.entries(endpoint.requestHeaders ?? {}).map(([name, description]) => ({
+        name,
+        in: 'header',
+        required: false,
+        description,
+        schema: { type: 'string' },
+      })),
       ACCEPT_LANGUAGE,
     ],
     ...(endpoint.body && {
@@ -130,7 +142,9 @@ function operation(endpoint: Endpoint, path: string, operationId: string, tag: s
       [endpoint.status]: {
         description: endpoint.summary,
         headers: responseHeaders(endpoint.method, endpoint.status),
-        ...(endpoint.response && { content: { 'application/json': mediaType(endpoint.response) } }),
+        ...(endpoint.response && {
+          content: { [endpoint.streamed ?? 'application/json']: mediaType(endpoint.response) },
+        }),
       },
       ...problemResponses(endpoint, path),
     },
