@@ -9,6 +9,8 @@ import {
   PLAN_NAMES,
   EventType,
   EVENT_TYPES,
+  PublicEventType,
+  PUBLIC_EVENT_TYPES,
   STATUS_NAMES,
 } from './dialect-tables';
 
@@ -48,6 +50,10 @@ export const EVENT_SPELLINGS: string[] = EVENT_TYPES.flatMap((e) =>
 
 export const isEventType = (value: string): value is EventType =>
   (EVENT_TYPES as readonly string[]).includes(value);
+
+/** One of the interface's four public event types (what a webhook subscription's `*` stands for). */
+export const isPublicEventType = (value: string): value is PublicEventType =>
+  (PUBLIC_EVENT_TYPES as readonly string[]).includes(value);
 
 export const isDialect = (value: unknown): value is Dialect =>
   typeof value === 'string' && (DIALECTS as readonly string[]).includes(value);
