@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { eventually, expectProblem, ServiceProcess, TestAccount, TestStack } from '@app/testing';
 import { startGateway, type RunningGateway } from '../src/gateway-service';
 import { createLogger } from '@app/observability';
@@ -310,6 +311,30 @@ describe('events API and stream', () => {
       );
       console.log(`commit (201 received) -> SSE event, ms: ${JSON.stringify(summary)}`);
       expect(onB.events.map((e) => e.id)).toEqual(onA.events.map((e) => e.id));
+    });
+
+    it('holds 200 open streams on one gateway process at a measured memory cost', async () => {
+      const rssKb = () =>
+        Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${gatewayB.child.pid}/status`, 'utf8'))![1]);
+      const before = rssKb();
+      const readers: Array<ReadableStreamDefaultReader<Uint8Array>> = [];
+      for (let i = 0; i < 40; i++) {
+        const { apiKey } = await stack.createAccount();
+        for (let j = 0; j < 5; j++) {
+          const response = await fetch(`${gatewayB.url}/v1/events/stream`, {
+            headers: { authorization: `Bearer ${apiKey}` },
+          });
+          expect(response.status).toBe(200);
+          readers.push(response.body!.getReader());
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const perStreamKb = (rssKb() - before) / readers.length;
+      console.log(
+        `gateway RSS ${before} kB -> ${rssKb()} kB with ${readers.length} open streams: ~${perStreamKb.toFixed(1)} kB each`,
+      );
+      await Promise.all(readers.map((reader) => reader.cancel()));
+      expect(perStreamKb).toBeLessThan(200);
     });
 
     it('allows STREAMS_PER_ACCOUNT (5) streams per account across both gateways; the next is 429 too_many_streams', async () => {
