@@ -98,6 +98,12 @@ export const gatewaySchema = {
   /** Event-loop delay (ms) from which new requests are answered 503 `overloaded` at once; 0: no bound. */
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: integer(0, 10_000, 200),
   CORS_ORIGINS: corsOrigins,
+  /** Open `GET /v1/events/stream` connections per account, across every gateway replica. */
+  STREAMS_PER_ACCOUNT: integer(1, 1000, 5),
+  /** How often an idle stream gets a heartbeat comment line (DESIGN.md: at least every 15 s). */
+  STREAM_HEARTBEAT_MS: integer(100, 15_000, 15_000),
+  /** Events a stream may hold for a client that does not read them; past it the stream is closed (resume with Last-Event-ID). */
+  STREAM_BUFFER_EVENTS: integer(10, 100_000, 1000),
   ...rateLimitSchema,
 };
 
@@ -111,6 +117,8 @@ export const conversationsSchema = {
   OUTBOX_BATCH_SIZE: integer(1, 10_000, 200),
   /** How long the relay lets commits gather after a wake-up before publishing them as one batch. */
   OUTBOX_COALESCE_MS: integer(0, 1000, 5),
+  /** How long events are kept for the events API and stream resumes (published outbox rows). */
+  EVENT_RETENTION_DAYS: integer(1, 3650, 30),
   RUN_MIGRATIONS: boolean(true),
 };
 

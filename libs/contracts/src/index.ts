@@ -13,3 +13,4 @@ export * from './webhooks';
 export * from './webhook-messages';
 export * from './analytics';
 export * from './canonical-json';
+export * from './events-api';

@@ -7,7 +7,7 @@ import {
   type ConversationStatus,
   parseEventType,
   parseStatus,
-  PUBLIC_EVENT_SPELLINGS,
+  EVENT_SPELLINGS,
   STATUS_NAMES,
 } from '@app/dialects';
 import { STORABLE_TEXT_MESSAGE, STORABLE_TEXT_PATTERN } from './schema-types';
@@ -65,8 +65,13 @@ function createAjv(): Ajv {
     keyword: 'x-event-name',
     type: 'string',
     schemaType: 'boolean',
-    validate: (_: boolean, data: string) => data.trim() === '*' || parseEventType(data) !== undefined,
-    error: { message: `must be * or an event name in any dialect: ${PUBLIC_EVENT_SPELLINGS.join(', ')}` },
+    /** `true`: `*` is accepted too (a subscription's list); `false`: an event name only (a filter). */
+    validate: (wildcard: boolean, data: string) =>
+      (wildcard && data.trim() === '*') || parseEventType(data) !== undefined,
+    error: {
+      message: (cxt) =>
+        `must be ${cxt.schema ? '* or ' : ''}an event name in any dialect: ${EVENT_SPELLINGS.join(', ')}`,
+    },
   });
   return ajv;
 }

@@ -1,5 +1,5 @@
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox';
-import { DIALECTS, PUBLIC_EVENT_SPELLINGS, PUBLIC_EVENT_TYPES } from '@app/dialects';
+import { DIALECTS, EVENT_SPELLINGS, EVENT_TYPES } from '@app/dialects';
 import { pageParams } from './conversation-requests';
 import { MAX_OFFSET, PAGE_SIZE } from './conversation-commands';
 import { rpcOperation, rpcQuery } from './rpc-envelope';
@@ -13,8 +13,8 @@ import { ALL_EVENTS, DELIVERY_STATUSES, SUBSCRIPTION_STATUSES, WEBHOOK_TEST_EVEN
 
 export const WEBHOOK_LIMITS = { url: 2048, description: 500, events: 20, eventName: 100 } as const;
 
-/** Every accepted event name: `*` and each public event in each dialect. */
-export const ALL_EVENT_SPELLINGS: string[] = [ALL_EVENTS, ...PUBLIC_EVENT_SPELLINGS];
+/** Every accepted event name: `*` and each event type in each dialect. */
+export const ALL_EVENT_SPELLINGS: string[] = [ALL_EVENTS, ...EVENT_SPELLINGS];
 
 export const WebhookId = Uuid({
   'x-not-found': 'Webhook',
@@ -40,7 +40,8 @@ const subscriptionFields = <E extends TSchema>(eventName: E) => ({
   events: Type.Array(eventName, {
     minItems: 1,
     maxItems: WEBHOOK_LIMITS.events,
-    description: 'Event names in any dialect, or `*` for all.',
+    description:
+      'Event names in any dialect, or `*` for the four public ones (conversation.started, message.received, conversation.closed, lead.captured); the others are named explicitly.',
     examples: [['conversation.started', 'mesej.diterima']],
   }),
   dialect: Type.Optional(StringEnum(DIALECTS, { description: DIALECT_DOC, default: 'en' })),
@@ -61,7 +62,7 @@ const partial = <T extends Record<string, TSchema>>(fields: T) =>
     [K in keyof T]: TOptional<T[K]>;
   };
 
-const CanonicalEvent = StringEnum([ALL_EVENTS, ...PUBLIC_EVENT_TYPES] as const);
+const CanonicalEvent = StringEnum([ALL_EVENTS, ...EVENT_TYPES] as const);
 /** An event name in any dialect, case and spacing aside, or `*` (the `x-event-name` keyword). */
 const EventNameInput = Type.Unsafe<string>({
   type: 'string',
@@ -170,7 +171,7 @@ const deliveryWithAttempts = <E extends TSchema>(eventType: E) =>
     attempts: Type.Array(DeliveryAttemptView, { description: 'Every attempt, oldest first.' }),
   });
 
-const CanonicalDeliveryEvent = StringEnum([...PUBLIC_EVENT_TYPES, WEBHOOK_TEST_EVENT] as const);
+const CanonicalDeliveryEvent = StringEnum([...EVENT_TYPES, WEBHOOK_TEST_EVENT] as const);
 const RenderedDeliveryEvent = StringEnum(
   [...ALL_EVENT_SPELLINGS.filter((name) => name !== ALL_EVENTS), WEBHOOK_TEST_EVENT],
   {

@@ -19,6 +19,14 @@ export function prepare<Row extends object = Record<string, never>>(text: string
   return { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text };
 }
 
+const built = new Map<string, PreparedStatement<object>>();
+/** The statement of a text built at run time (a set of filters): one per distinct text, kept. */
+export function preparedOnce<Row extends object>(text: string): PreparedStatement<Row> {
+  let statement = built.get(text);
+  if (!statement) built.set(text, (statement = prepare<Row>(text)));
+  return statement as PreparedStatement<Row>;
+}
+
 /** What a statement returned: its rows (RETURNING ones included) and how many rows it touched. */
 export interface QueryResult<Row> {
   rows: Row[];

@@ -15,7 +15,10 @@ export const STATUS_NAMES: Record<ConversationStatus, Record<Dialect, string>> =
   pending: { en: 'pending', ms: 'belum selesai', pl: 'w toku' },
 };
 
-/** The four public event types of the interface (section 6); webhooks subscribe to these. */
+/**
+ * The four public event types of the interface (section 6): what a webhook subscription's `*`
+ * stands for (docs/webhooks.md), so subscribers of `*` never receive a type they did not expect.
+ */
 export const PUBLIC_EVENT_TYPES = [
   'conversation.started',
   'message.received',
@@ -24,11 +27,46 @@ export const PUBLIC_EVENT_TYPES = [
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
 
-export const EVENT_NAMES: Record<PublicEventType, Record<Dialect, string>> = {
+/**
+ * Every event type (DESIGN.md, "Integrator API"): the public four, then those added since, which a
+ * subscription names explicitly. The events API and the stream carry all of them.
+ */
+export const EVENT_TYPES = [
+  ...PUBLIC_EVENT_TYPES,
+  'conversation.reopened',
+  'conversation.status_changed',
+  'message.sent',
+  'conversation.updated',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * Event names per dialect. The added ones follow the interface's own: Malay `perbualan`/`mesej` with
+ * a `di-` passive verb, Polish `rozmowa`/`wiadomość` with a past participle agreeing in gender; a
+ * two-word name keeps English's underscore (`status_changed`: `status_berubah`, `stan_zmieniony`,
+ * with the Polish API's own word for status).
+ */
+export const EVENT_NAMES: Record<EventType, Record<Dialect, string>> = {
   'conversation.started': { en: 'conversation.started', ms: 'perbualan.dimulakan', pl: 'rozmowa.rozpoczęta' },
   'message.received': { en: 'message.received', ms: 'mesej.diterima', pl: 'wiadomość.odebrana' },
   'conversation.closed': { en: 'conversation.closed', ms: 'perbualan.tertutup', pl: 'rozmowa.zamknięta' },
   'lead.captured': { en: 'lead.captured', ms: 'memimpin.ditawan', pl: 'lead.captured' },
+  'conversation.reopened': {
+    en: 'conversation.reopened',
+    ms: 'perbualan.dibuka_semula',
+    pl: 'rozmowa.wznowiona',
+  },
+  'conversation.status_changed': {
+    en: 'conversation.status_changed',
+    ms: 'perbualan.status_berubah',
+    pl: 'rozmowa.stan_zmieniony',
+  },
+  'message.sent': { en: 'message.sent', ms: 'mesej.dihantar', pl: 'wiadomość.wysłana' },
+  'conversation.updated': {
+    en: 'conversation.updated',
+    ms: 'perbualan.dikemas_kini',
+    pl: 'rozmowa.zaktualizowana',
+  },
 };
 
 export const PLANS = ['trial', 'pro', 'business'] as const;

@@ -8,6 +8,7 @@ import {
   parsePlan,
   parseStatus,
   PLANS,
+  EVENT_TYPES,
   PUBLIC_EVENT_TYPES,
   renderEventType,
   renderStatus,
@@ -25,6 +26,15 @@ const EVENT_TABLE = [
   ['message.received', 'message.received', 'mesej.diterima', 'wiadomość.odebrana'],
   ['conversation.closed', 'conversation.closed', 'perbualan.tertutup', 'rozmowa.zamknięta'],
   ['lead.captured', 'lead.captured', 'memimpin.ditawan', 'lead.captured'],
+  ['conversation.reopened', 'conversation.reopened', 'perbualan.dibuka_semula', 'rozmowa.wznowiona'],
+  [
+    'conversation.status_changed',
+    'conversation.status_changed',
+    'perbualan.status_berubah',
+    'rozmowa.stan_zmieniony',
+  ],
+  ['message.sent', 'message.sent', 'mesej.dihantar', 'wiadomość.wysłana'],
+  ['conversation.updated', 'conversation.updated', 'perbualan.dikemas_kini', 'rozmowa.zaktualizowana'],
 ] as const;
 
 const PLAN_TABLE = [
@@ -91,8 +101,14 @@ describe('statuses', () => {
 });
 
 describe('event types', () => {
-  it('covers exactly the four public events', () => {
-    expect([...PUBLIC_EVENT_TYPES].sort()).toEqual(EVENT_TABLE.map(([type]) => type).sort());
+  it('covers every event type, the four public ones of the interface first', () => {
+    expect([...EVENT_TYPES].sort()).toEqual(EVENT_TABLE.map(([type]) => type).sort());
+    expect(EVENT_TYPES.slice(0, 4)).toEqual([...PUBLIC_EVENT_TYPES]);
+  });
+
+  it('gives every spelling to one event type only', () => {
+    const spellings = EVENT_TABLE.flatMap(([, ...names]) => names.map((name) => name.toLowerCase()));
+    expect(new Set(spellings).size).toBe(EVENT_TABLE.length * 3 - 1); // lead.captured is en and pl
   });
 
   describe.each(EVENT_TABLE)('%s', (type, en, ms, pl) => {
@@ -109,22 +125,17 @@ describe('event types', () => {
   });
 
   it('parses Polish event names given in NFD', () => {
+    expect(parseEventType('wiadomość.wysłana'.normalize('NFD'))).toBe('message.sent');
     expect(parseEventType('wiadomość.odebrana'.normalize('NFD'))).toBe('message.received');
     expect(parseEventType('rozmowa.rozpoczęta'.normalize('NFD'))).toBe('conversation.started');
   });
 
-  it.each([
-    '',
-    '*',
-    'conversation',
-    'message.sent',
-    'conversation.reopened',
-    'conversation.status_changed',
-    'webhook.test',
-    'perbualan',
-  ])('does not take %j for a public event type', (value) => {
-    expect(parseEventType(value)).toBeUndefined();
-  });
+  it.each(['', '*', 'conversation', 'conversation.deleted', 'webhook.test', 'perbualan'])(
+    'does not take %j for an event type',
+    (value) => {
+      expect(parseEventType(value)).toBeUndefined();
+    },
+  );
 });
 
 describe('plans', () => {

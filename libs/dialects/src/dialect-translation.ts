@@ -7,6 +7,8 @@ import {
   Plan,
   PLANS,
   PLAN_NAMES,
+  EventType,
+  EVENT_TYPES,
   PublicEventType,
   PUBLIC_EVENT_TYPES,
   STATUS_NAMES,
@@ -24,29 +26,34 @@ function reverseIndex<K extends string>(keys: readonly K[], spellings: (key: K) 
 }
 
 const statusIndex = reverseIndex(CONVERSATION_STATUSES, (s) => Object.values(STATUS_NAMES[s]));
-const eventIndex = reverseIndex(PUBLIC_EVENT_TYPES, (e) => Object.values(EVENT_NAMES[e]));
+const eventIndex = reverseIndex(EVENT_TYPES, (e) => Object.values(EVENT_NAMES[e]));
 const planIndex = reverseIndex(PLANS, (p) => PLAN_NAMES[p]);
 
 export const parseStatus = (value: string): ConversationStatus | undefined =>
   statusIndex.get(normalise(value));
-export const parseEventType = (value: string): PublicEventType | undefined =>
-  eventIndex.get(normalise(value));
+export const parseEventType = (value: string): EventType | undefined => eventIndex.get(normalise(value));
 export const parsePlan = (value: string): Plan | undefined => planIndex.get(normalise(value));
 
 export const renderStatus = (status: ConversationStatus, dialect: Dialect): string =>
   STATUS_NAMES[status][dialect];
-export const renderEventType = (type: PublicEventType, dialect: Dialect): string =>
-  EVENT_NAMES[type][dialect];
+export const renderEventType = (type: EventType, dialect: Dialect): string => EVENT_NAMES[type][dialect];
 
 /** Every accepted spelling of every status, for error messages and OpenAPI enums. */
 export const ALL_STATUS_SPELLINGS: string[] = CONVERSATION_STATUSES.flatMap((s) =>
   DIALECTS.map((d) => STATUS_NAMES[s][d]),
 ).filter((v, i, all) => all.indexOf(v) === i);
 
-/** Every spelling of every public event type, for error messages and OpenAPI enums. */
-export const PUBLIC_EVENT_SPELLINGS: string[] = PUBLIC_EVENT_TYPES.flatMap((e) =>
+/** Every spelling of every event type, for error messages and OpenAPI enums. */
+export const EVENT_SPELLINGS: string[] = EVENT_TYPES.flatMap((e) =>
   DIALECTS.map((d) => EVENT_NAMES[e][d]),
 ).filter((v, i, all) => all.indexOf(v) === i);
+
+export const isEventType = (value: string): value is EventType =>
+  (EVENT_TYPES as readonly string[]).includes(value);
+
+/** One of the interface's four public event types (what a webhook subscription's `*` stands for). */
+export const isPublicEventType = (value: string): value is PublicEventType =>
+  (PUBLIC_EVENT_TYPES as readonly string[]).includes(value);
 
 export const isDialect = (value: unknown): value is Dialect =>
   typeof value === 'string' && (DIALECTS as readonly string[]).includes(value);

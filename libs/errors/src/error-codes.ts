@@ -94,6 +94,11 @@ export const ERROR_CATALOGUE = {
     title: 'Rate limit exceeded',
     help: "The account's plan allows a number of requests per hour (trial 100, pro 1,000, business 10,000), counted over a sliding window. Wait the seconds `Retry-After` gives; `RateLimit` and `X-RateLimit-*` headers show what is left.",
   },
+  too_many_streams: {
+    status: 429,
+    title: 'Too many open event streams',
+    help: "The account already has as many `GET /v1/events/stream` connections open as it may (`STREAMS_PER_ACCOUNT`, 5 by default), across every gateway. Close one, or wait: a stream's slot is freed when it closes, and within 30 s when a gateway dies. Resume with `Last-Event-ID` loses nothing.",
+  },
   headers_too_large: {
     status: 431,
     title: 'Request headers too large',

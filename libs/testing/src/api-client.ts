@@ -72,7 +72,7 @@ export class ApiClient {
     }
     const url = new URL(path, this.baseUrl);
     const response = await fetch(url, { method, headers, body: payload });
-    const text = await response.text();
+    const text = isEventStream(response) ? await firstFrame(response) : await response.text();
     let body: any = text;
     try {
       body = text ? JSON.parse(text) : undefined;
@@ -90,4 +90,20 @@ export class ApiClient {
     }
     return result;
   }
+}
+
+const isEventStream = (response: Response) =>
+  (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+
+/** A Server-Sent Events response never ends: its first frame is read, then the stream is closed. */
+async function firstFrame(response: Response): Promise<string> {
+  const reader = response.body!.getReader();
+  let text = '';
+  while (!text.includes('\n\n')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += Buffer.from(value).toString('utf8');
+  }
+  await reader.cancel();
+  return text;
 }

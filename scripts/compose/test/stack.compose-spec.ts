@@ -106,6 +106,31 @@ function verified(secret: string, received: ReceivedWebhook): any {
   });
 }
 
+/** The ids a stream resumed after `lastEventId` sends, once `count` of them came (bounded). */
+async function streamedAfter(apiKey: string, lastEventId: string, count: number): Promise<string[]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), MINUTE);
+  try {
+    const response = await fetch(`${API}/v1/events/stream`, {
+      headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': lastEventId },
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let text = '';
+    for (;;) {
+      const ids = [...text.matchAll(/^id: (.+)$/gm)].map((match) => match[1]);
+      if (ids.length >= count) return ids;
+      const { value, done } = await reader.read();
+      if (done) return ids;
+      text += Buffer.from(value).toString('utf8');
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
+
 function portInUse(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -357,6 +382,20 @@ describe('docker compose: the stack users deploy', () => {
         });
       }
       expect(await queue.exchange()).toMatchObject({ type: 'topic', durable: true });
+
+      // The events API: the same events, newest first, one by id, and the stream resumed after the
+      // oldest replaying all the others (through whichever gateway replica nginx picks).
+      const events = await api.get('/v1/events?limit=100');
+      expectStatus(events, 200);
+      const eventIds = events.body.data.map((e: { id: string }) => e.id);
+      expect([...eventIds].sort()).toEqual(outbox.map((row) => row.id).sort());
+      const oldest = eventIds[eventIds.length - 1];
+      const one = await api.get(`/v1/events/${oldest}`, language('pl'));
+      expectStatus(one, 200);
+      expect(one.body).toMatchObject({ id: oldest, type: 'rozmowa.rozpoczęta', sequence: 1 });
+      const streamed = await streamedAfter(walkAccount.apiKey, oldest, eventIds.length - 1);
+      coverage.record('GET', '/v1/events/stream');
+      expect([...streamed].sort()).toEqual(eventIds.slice(0, -1).sort());
 
       // The receiver container got each public event once, signed, typed in the subscription's dialect.
       const publicEvents = queued.filter(({ event }) => isPublic(event.type));

@@ -17,6 +17,9 @@ import { ConversationsHandler } from './conversations/conversations.handler';
 import { ConversationsRepository } from './conversations/conversations.repository';
 import { ConversationsService } from './conversations/conversations.service';
 import { listSnapshotSealer } from './conversations/list-snapshot-sealer';
+import { EventsHandler } from './events/events.handler';
+import { EventsRepository } from './events/events.repository';
+import { EventsService } from './events/events.service';
 import { OutboxMetrics } from './outbox/outbox-metrics';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxWriter } from './outbox/outbox.writer';
@@ -34,7 +37,7 @@ export class ConversationsAppModule {
     return {
       module: ConversationsAppModule,
       imports: [TypeOrmModule.forRoot(conversationsDataSourceOptions(config))],
-      controllers: [ConversationsHandler, AnalyticsHandler],
+      controllers: [ConversationsHandler, AnalyticsHandler, EventsHandler],
       providers: [
         { provide: CONVERSATIONS_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -52,6 +55,8 @@ export class ConversationsAppModule {
           useFactory: (db: DataSource) => new CommandLog(db, CONVERSATIONS_SCHEMA),
           inject: [DataSource],
         },
+        EventsRepository,
+        EventsService,
         OutboxWriter,
         OutboxRelay,
         OutboxMetrics,

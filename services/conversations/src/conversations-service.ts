@@ -3,6 +3,7 @@ import type { ConversationsConfig } from '@app/config';
 import {
   AnalyticsRpc,
   ConversationRpc,
+  EventRpc,
   CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
   CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
   CONVERSATIONS_RPC_QUEUE,
@@ -29,7 +30,7 @@ export function startConversationsService(
       deadLetterQueue: CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
       presenceExchange: CONVERSATIONS_RPC_PRESENCE_EXCHANGE,
     },
-    operations: [ConversationRpc, AnalyticsRpc],
+    operations: [ConversationRpc, EventRpc, AnalyticsRpc],
     module: (amqp, registry) => ConversationsAppModule.register(config, logger, amqp, registry),
   });
 }

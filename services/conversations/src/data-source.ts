@@ -7,6 +7,7 @@ import { ListSnapshotKeys1764200000002 } from './migrations/1764200000002-list-s
 import { OutboxWakeInProcess1764300000000 } from './migrations/1764300000000-outbox-wake-in-process';
 import { ListFilterIndexes1764300000001 } from './migrations/1764300000001-list-filter-indexes';
 import { ListCountIndex1764300000002 } from './migrations/1764300000002-list-count-index';
+import { EventSequencesAndStore1764400000000 } from './migrations/1764400000000-event-sequences-and-store';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
@@ -26,6 +27,7 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       OutboxWakeInProcess1764300000000,
       ListFilterIndexes1764300000001,
       ListCountIndex1764300000002,
+      EventSequencesAndStore1764400000000,
     ],
   } as DataSourceOptions;
 }

@@ -3,7 +3,14 @@ import path from 'node:path';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { load } from 'js-yaml';
-import { AnalyticsRpc, ConversationRpc, DOMAIN_EVENT_TYPES, RpcOperation, WebhookRpc } from '@app/contracts';
+import {
+  AnalyticsRpc,
+  ConversationRpc,
+  DOMAIN_EVENT_TYPES,
+  EventRpc,
+  RpcOperation,
+  WebhookRpc,
+} from '@app/contracts';
 import { EventTap, TestStack } from '@app/testing';
 
 /**
@@ -100,7 +107,7 @@ describe('AsyncAPI document', () => {
       ].sort();
     };
     expect(patterns('conversations.rpc')).toEqual(
-      [...patternsOf(ConversationRpc), ...patternsOf(AnalyticsRpc)].sort(),
+      [...patternsOf(ConversationRpc), ...patternsOf(EventRpc), ...patternsOf(AnalyticsRpc)].sort(),
     );
     expect(patterns('webhooks.rpc')).toEqual(patternsOf(WebhookRpc).sort());
   });

@@ -39,6 +39,7 @@ describe('domain events on conversations.events', () => {
         'datacontenttype',
         'id',
         'requestid',
+        'sequence',
         'source',
         'specversion',
         'subject',
@@ -58,6 +59,7 @@ describe('domain events on conversations.events', () => {
     expect(time).toBeLessThanOrEqual(Date.now() + 1000);
     expect(event.subject).toBe(conversationId);
     expect(event.accountid).toBe(account.accountId);
+    expect(Number.isInteger(event.sequence) && event.sequence! >= 1).toBe(true);
     expect(event.datacontenttype).toBe('application/json');
     expect(tapped.routingKey).toBe(type);
     expect(tapped.persistent).toBe(true);
@@ -136,6 +138,7 @@ describe('domain events on conversations.events', () => {
     const [started, received] = events;
     expectEnvelope(started, account, created.body.id, 'conversation.started');
     expectEnvelope(received, account, created.body.id, 'message.received');
+    expect([started.event.sequence, received.event.sequence]).toEqual([1, 2]);
     // started describes the conversation as it began: before its first message
     expect(started.event.data).toEqual({
       conversation: expect.objectContaining({
@@ -439,8 +442,8 @@ describe('domain events on conversations.events', () => {
     it('an unpublished row inserted directly (woken by NOTIFY) is published once', async () => {
       const envelope = envelopeFor('lead.captured', randomUUID(), randomUUID());
       await stack.query(
-        `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, published_at)
-         VALUES ($1, $2, $3, $4, $5, NULL)`,
+        `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, sequence, published_at)
+         VALUES ($1, $2, $3, $4, $5, 1, NULL)`,
         [envelope.id, envelope.accountid, envelope.subject, envelope.type, JSON.stringify(envelope)],
       );
       await expectRelayed(envelope);
@@ -451,9 +454,9 @@ describe('domain events on conversations.events', () => {
       // session_replication_role=replica skips the insert trigger for this one transaction
       await stack.query(`BEGIN;
         SET LOCAL session_replication_role = replica;
-        INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
+        INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, sequence)
         VALUES ('${envelope.id}', '${envelope.accountid}', '${envelope.subject}', '${envelope.type}',
-                '${JSON.stringify(envelope).replace(/'/g, "''")}'::jsonb);
+                '${JSON.stringify(envelope).replace(/'/g, "''")}'::jsonb, 1);
         COMMIT;`);
       const [row] = await stack.query(`SELECT published_at FROM conversations.outbox WHERE event_id = $1`, [
         envelope.id,
@@ -468,7 +471,8 @@ describe('domain events on conversations.events', () => {
       try {
         for (const envelope of envelopes) {
           await stack.query(
-            `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope) VALUES ($1, $2, $3, $4, $5)`,
+            `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, sequence)
+             VALUES ($1, $2, $3, $4, $5, 1)`,
             [envelope.id, envelope.accountid, envelope.subject, envelope.type, JSON.stringify(envelope)],
           );
         }

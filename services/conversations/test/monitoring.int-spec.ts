@@ -55,8 +55,8 @@ describe('conversations service health and metrics', () => {
       data: { conversation: { id: conversationId, status: 'active' } },
     };
     await stack.query(
-      `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, created_at)
-       VALUES ($1, $2, $3, 'conversation.started', $4, $5)`,
+      `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, created_at, sequence)
+       VALUES ($1, $2, $3, 'conversation.started', $4, $5, 1)`,
       [eventId, accountId, conversationId, envelope, time],
     );
   }

@@ -6,6 +6,7 @@ import { AccountsModule } from './accounts/accounts.module';
 import { AnalyticsModule } from './analytics/analytics.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { GatewayCoreModule } from './core/gateway-core.module';
+import { EventsModule } from './events/events.module';
 import { RpcModule } from './core/rpc.module';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -30,6 +31,7 @@ export class GatewayAppModule {
         ConversationsModule,
         AnalyticsModule,
         WebhooksModule,
+        EventsModule,
         HealthModule,
       ],
     };

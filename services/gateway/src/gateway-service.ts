@@ -127,8 +127,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     url,
     async close() {
       await drainConnections();
-      // Features first, then the RPC clients, then Postgres, RabbitMQ and Redis (their modules' hooks).
+      // Every request in flight is answered within RPC_TIMEOUT_MS; a keep-alive connection Node
+      // still counts as busy after that (seen after streams under load) would hold the close for
+      // keepAliveTimeout (72 s): the close is bounded instead.
+      const bound = setTimeout(() => fastify.server.closeAllConnections(), config.RPC_TIMEOUT_MS + 1000);
+      // Streams first (EventsModule), then the features, the RPC clients, and Postgres, RabbitMQ
+      // and Redis (their modules' hooks).
       await app.close();
+      clearTimeout(bound);
       shedder.close();
     },
   };

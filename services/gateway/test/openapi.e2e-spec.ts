@@ -211,7 +211,7 @@ describe('OpenAPI document', () => {
       expect(success).toHaveLength(1);
       const [[status, response]] = success;
       if (status === '204') continue;
-      const media = response.content!['application/json'];
+      const media = response.content!['application/json'] ?? response.content!['text/event-stream'];
       expect({ op: op.operationId, errors: validates(media.schema as Schema, media.example) }).toEqual({
         op: op.operationId,
         errors: [],

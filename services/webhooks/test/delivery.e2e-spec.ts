@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { EVENT_NAMES, PublicEventType } from '@app/dialects';
+import { EVENT_NAMES, PUBLIC_EVENT_TYPES } from '@app/dialects';
 import { eventually, ReceivedWebhook, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
 
 /**
@@ -78,11 +78,11 @@ describe('webhook delivery', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(target.received).toHaveLength(4);
 
-      const types = Object.keys(EVENT_NAMES) as PublicEventType[];
+      const types = PUBLIC_EVENT_TYPES;
       const payloads = received.map((r) => verify(secret, r));
       expect(payloads.map((p) => p.type).sort()).toEqual(types.map((t) => EVENT_NAMES[t][dialect]).sort());
       for (const [index, payload] of payloads.entries()) {
-        expect(Object.keys(payload).sort()).toEqual(['data', 'timestamp', 'type']);
+        expect(Object.keys(payload).sort()).toEqual(['data', 'sequence', 'timestamp', 'type']);
         expect(new Date(payload.timestamp).toISOString()).toBe(payload.timestamp);
         const headers = received[index].headers;
         expect(headers['webhook-id']).toMatch(UUID);

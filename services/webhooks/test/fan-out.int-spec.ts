@@ -7,6 +7,7 @@ import {
   WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE,
   WEBHOOKS_EVENTS_QUEUE,
 } from '@app/contracts';
+import { EVENT_TYPES } from '@app/dialects';
 import { eventually, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
 
 /**
@@ -69,7 +70,7 @@ describe('fan-out from conversations.events', () => {
 
   const ids = () => receiver.received.map((r) => r.headers['webhook-id']);
 
-  it('its queue is durable, bound to exactly the four public types, dead-letters into its own queue, and consumed with manual acks and a prefetch', () => {
+  it('its queue is durable, bound to exactly the event types, dead-letters into its own queue, and consumed with manual acks and a prefetch', () => {
     const queues = Object.fromEntries(
       rabbitmqctl('list_queues', 'name', 'durable', 'arguments').map(([name, ...rest]) => [name, rest]),
     );
@@ -83,12 +84,7 @@ describe('fan-out from conversations.events', () => {
       )
       .map(([, , key]) => key)
       .sort();
-    expect(bindings).toEqual([
-      'conversation.closed',
-      'conversation.started',
-      'lead.captured',
-      'message.received',
-    ]);
+    expect(bindings).toEqual([...EVENT_TYPES].sort());
     const consumers = rabbitmqctl('list_consumers', 'queue_name', 'ack_required', 'prefetch_count').filter(
       ([queue]) => queue === WEBHOOKS_EVENTS_QUEUE,
     );
@@ -128,7 +124,8 @@ describe('fan-out from conversations.events', () => {
     ['not a CloudEvent', () => ({ hello: 'world' })],
     ['without an account', () => ({ ...validShape(randomUUID()), accountid: undefined })],
     ['with an id that is not a UUID', (accountId) => ({ ...validShape(accountId), id: 'evt-1' })],
-    ['of a type that is not public', (accountId) => ({ ...validShape(accountId), type: 'message.sent' })],
+    ['of an unknown type', (accountId) => ({ ...validShape(accountId), type: 'conversation.deleted' })],
+    ['without a subject', (accountId) => ({ ...validShape(accountId), subject: undefined })],
   ])('dead-letters a message %s, and keeps consuming', async (_name, body) => {
     const before = deadLettered();
     await publish('conversation.started', body(account.accountId));

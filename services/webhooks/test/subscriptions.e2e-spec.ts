@@ -89,16 +89,20 @@ describe('webhook subscriptions API', () => {
       expect(pl.body.events).toEqual(['rozmowa.rozpoczęta', 'lead.captured']);
     });
 
-    it('takes * to mean every event, alone', async () => {
+    it('takes * to mean the four public events: it replaces them, and the types added since stay beside it', async () => {
       expect((await create({ events: ['conversation.started', '*'] })).body.events).toEqual(['*']);
+      expect((await create({ events: ['mesej.dihantar', '*', 'lead.captured'] })).body.events).toEqual([
+        '*',
+        'message.sent',
+      ]);
     });
 
     it('refuses an unknown event name with a 400 that lists the valid ones', async () => {
       const response = await account.api.post('/v1/webhooks', {
         url: URL,
-        events: ['conversation.started', 'message.sent'],
+        events: ['conversation.started', 'conversation.deleted'],
       });
-      // The second name is the unknown one (message.sent is broker-only).
+      // The second name is the unknown one.
       expectValidation(response, '/v1/webhooks', ['events.1']);
       for (const name of ALL_SPELLINGS) expect(response.body.errors[0].message).toContain(name);
     });

@@ -15,6 +15,8 @@ export interface ConversationRow {
   created_at: string;
   updated_at: string;
   closed_at: string | null;
+  /** The `sequence` of its latest event: each statement that changes the row for an event bumps it. */
+  event_sequence: number;
 }
 
 export interface MessageRow {

@@ -96,7 +96,7 @@ export class ConversationsService {
           metadata: command.metadata ?? {},
         });
         const started = toConversationView(row);
-        await this.outbox.append(tx, accountId, row.id, 'conversation.started', { conversation: started });
+        await this.outbox.append(tx, accountId, row, 'conversation.started', { conversation: started });
         if (!command.message) return started;
         const saved = await this.appendMessage(tx, accountId, row.id, command.message);
         return saved!.conversation;
@@ -159,12 +159,12 @@ export class ConversationsService {
             event === 'conversation.status_changed'
               ? { conversation, previous_status: previous }
               : { conversation };
-          await this.outbox.append(tx, accountId, current.id, event, data);
+          await this.outbox.append(tx, accountId, current, event, data);
         }
         const edit = editedDetails(current, command);
         if (edit.changed.length > 0) {
           current = await this.conversations.updateDetails(tx, accountId, current.id, edit.details);
-          await this.outbox.append(tx, accountId, current.id, 'conversation.updated', {
+          await this.outbox.append(tx, accountId, current, 'conversation.updated', {
             conversation: toConversationView(current),
             changed: edit.changed,
           });
@@ -221,7 +221,7 @@ export class ConversationsService {
           ...contact,
           created_at: saved.lead.created_at,
         };
-        await this.outbox.append(tx, request.accountId, current.id, 'lead.captured', {
+        await this.outbox.append(tx, request.accountId, saved.conversation, 'lead.captured', {
           conversation_id: current.id,
           lead,
         });
@@ -248,7 +248,7 @@ export class ConversationsService {
     if (!saved) return undefined;
     const message = toMessageView(saved.message);
     const type = messageEventType(message.sender);
-    await this.outbox.append(tx, accountId, conversationId, type, {
+    await this.outbox.append(tx, accountId, saved.conversation, type, {
       conversation_id: conversationId,
       message,
     });

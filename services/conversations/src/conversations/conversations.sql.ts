@@ -1,4 +1,4 @@
-import { prepare, type PreparedStatement } from '@app/database';
+import { prepare, preparedOnce, type PreparedStatement } from '@app/database';
 import type { LeadView } from '@app/contracts';
 import type { ConversationRow, MessageRow } from './conversation-row';
 
@@ -17,7 +17,7 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
 
 const CONVERSATION_COLUMNS = `c.id, c.status, c.visitor_name, c.visitor_email, c.visitor_phone, c.subject, c.metadata,
   c.message_count, ${iso('c.last_message_at')} AS last_message_at, ${iso('c.created_at')} AS created_at,
-  ${iso('c.updated_at')} AS updated_at, ${iso('c.closed_at')} AS closed_at`;
+  ${iso('c.updated_at')} AS updated_at, ${iso('c.closed_at')} AS closed_at, c.event_sequence`;
 
 const MESSAGE_COLUMNS = `m.id, m.conversation_id, m.sender, m.content, ${iso('m.created_at')} AS created_at`;
 
@@ -25,13 +25,14 @@ const MESSAGE_COLUMNS = `m.id, m.conversation_id, m.sender, m.content, ${iso('m.
  * CTEs `c` and `m`: bump an open conversation's counters (the UPDATE locks its row) and insert
  * the message at the next position. Both are empty if the conversation is closed or not the
  * account's. The time is read after the lock (clock_timestamp), so messages are timed in order,
- * and the message's created_at is exactly the conversation's new last_message_at.
+ * and the message's created_at is exactly the conversation's new last_message_at. The message's
+ * event takes the conversation's next event sequence.
  * $1 conversation, $2 account, $3 message id, $4 sender, $5 content.
  */
 const APPEND_TO_OPEN_CONVERSATION = `c AS (
          UPDATE conversations.conversations c
-            SET (message_count, last_message_at, updated_at) =
-                (SELECT c.message_count + 1, at, at FROM (SELECT clock_timestamp() AS at) now)
+            SET (message_count, last_message_at, updated_at, event_sequence) =
+                (SELECT c.message_count + 1, at, at, c.event_sequence + 1 FROM (SELECT clock_timestamp() AS at) now)
           WHERE id = $1 AND account_id = $2 AND status <> 'closed'
           RETURNING ${CONVERSATION_COLUMNS}, c.last_message_at AS appended_at),
        m AS (
@@ -96,17 +97,14 @@ export function listPage(
             WHERE c.account_id = $1${conditions} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot)
             ORDER BY c.created_at ${direction}, c.id ${direction}
             LIMIT $2 OFFSET $3) page ON true`;
-  return { statement: preparedOnce(text), values: used.map((name) => filters[name]!) };
+  return { statement: preparedOnce<ListPageRow>(text), values: used.map((name) => filters[name]!) };
 }
 
-const prepared = new Map<string, PreparedStatement<ListPageRow>>();
-const preparedOnce = (text: string) => {
-  let statement = prepared.get(text);
-  if (!statement) prepared.set(text, (statement = prepare<ListPageRow>(text)));
-  return statement;
-};
-
-/** Every statement of the repository, prepared once per connection (see libs/database). */
+/**
+ * Every statement of the repository, prepared once per connection (see libs/database). Each one
+ * that changes a conversation for an event also takes the event's sequence (`event_sequence + 1`;
+ * 1 for a new conversation's conversation.started): the row's lock orders them.
+ */
 export const SQL = {
   findWithMessages: prepare<ConversationRow & { messages: MessageRow[] | null }>(
     `SELECT ${CONVERSATION_COLUMNS},
@@ -126,8 +124,9 @@ export const SQL = {
   ),
   insertConversation: prepare<ConversationRow>(
     `INSERT INTO conversations.conversations AS c
-         (id, account_id, status, visitor_name, visitor_email, visitor_phone, subject, metadata, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now())
+         (id, account_id, status, visitor_name, visitor_email, visitor_phone, subject, metadata, created_at, updated_at,
+          event_sequence)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now(), 1)
        RETURNING ${CONVERSATION_COLUMNS}`,
   ),
   appendMessage: prepare<AppendedRow>(
@@ -136,7 +135,7 @@ export const SQL = {
   ),
   updateStatus: prepare<ConversationRow>(
     `UPDATE conversations.conversations c
-          SET status = $3, updated_at = now(),
+          SET status = $3, updated_at = now(), event_sequence = c.event_sequence + 1,
               closed_at = CASE WHEN $3 = 'closed' THEN now() ELSE NULL END
         WHERE id = $1 AND account_id = $2
         RETURNING ${CONVERSATION_COLUMNS}`,
@@ -144,7 +143,7 @@ export const SQL = {
   updateDetails: prepare<ConversationRow>(
     `UPDATE conversations.conversations c
           SET subject = $3, visitor_name = $4, visitor_email = $5, visitor_phone = $6, metadata = $7::jsonb,
-              updated_at = now()
+              updated_at = now(), event_sequence = c.event_sequence + 1
         WHERE id = $1 AND account_id = $2
         RETURNING ${CONVERSATION_COLUMNS}`,
   ),
@@ -169,7 +168,8 @@ export const SQL = {
     `WITH c AS (
          UPDATE conversations.conversations c
             SET visitor_name = COALESCE($4, visitor_name), visitor_email = COALESCE($5, visitor_email),
-                visitor_phone = COALESCE($6, visitor_phone), updated_at = now()
+                visitor_phone = COALESCE($6, visitor_phone), updated_at = now(),
+                event_sequence = c.event_sequence + 1
           WHERE id = $1 AND account_id = $2
           RETURNING ${CONVERSATION_COLUMNS}),
        l AS (
@@ -189,16 +189,17 @@ export const SQL = {
    * Send-message in one atomic statement (one round trip): append the message to an open
    * conversation, write its event and record the command. A repeated command id fails the whole
    * statement on processed_commands' primary key; no row back means closed or not found.
-   * The event's time is the message's.
+   * The event's time is the message's, its sequence the conversation's new one.
    */
   sendMessage: prepare<AppendedRow>(
     `WITH ${APPEND_TO_OPEN_CONVERSATION},
        event AS (
-         INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
+         INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, sequence, created_at)
          SELECT $6, $2, m.conversation_id, $7,
-                $8::jsonb || jsonb_build_object('time', m.created_at,
-                  'data', jsonb_build_object('conversation_id', m.conversation_id, 'message', to_jsonb(m)))
-           FROM m),
+                $8::jsonb || jsonb_build_object('time', m.created_at, 'sequence', c.event_sequence,
+                  'data', jsonb_build_object('conversation_id', m.conversation_id, 'message', to_jsonb(m))),
+                c.event_sequence, m.created_at::timestamptz
+           FROM m, c),
        command AS (
          INSERT INTO conversations.processed_commands (command_id, account_id, pattern, payload_hash, response)
          SELECT $9, $2, $10, $11, to_jsonb(m) FROM m)

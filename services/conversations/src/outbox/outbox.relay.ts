@@ -25,7 +25,13 @@ const SQL = {
     `SELECT id, type, envelope, created_at FROM conversations.outbox
       WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
   ),
-  markPublished: prepare(`UPDATE conversations.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`),
+  /** Publication order, for stream resumes: positions taken in the order the rows were published. */
+  markPublished: prepare(
+    `UPDATE conversations.outbox o SET published_at = now(), published_seq = p.position
+       FROM (SELECT id, nextval('conversations.outbox_published_seq') AS position
+               FROM (SELECT id FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) ORDER BY ord) ordered) p
+      WHERE o.id = p.id`,
+  ),
 };
 const LOCKED_ELSEWHERE = 'locked elsewhere';
 
@@ -38,7 +44,10 @@ const LOCKED_ELSEWHERE = 'locked elsewhere';
  * publisher, rows leave in id order, and since every change locks its conversation row before
  * writing its event, id order is commit order within a conversation. A crash between the
  * broker's confirm and the commit republishes the batch: delivery is at least once, and
- * consumers deduplicate by the CloudEvents `id`. A replica woken while another holds the lock
+ * consumers deduplicate by the CloudEvents `id`. Marking a batch published numbers its rows in
+ * publication order (`published_seq`): batches follow one another under the lock, so that
+ * number is the order every consumer of `conversations.events` received them in, which the
+ * stream's resume relies on (docs/events.md). A replica woken while another holds the lock
  * tries again after OUTBOX_COALESCE_MS until it gets it, so its rows never wait for the poll.
  */
 @Injectable()

@@ -9,14 +9,16 @@ import { OutboxRelay } from './outbox.relay';
 /** Statements prepared once per connection (see libs/database). */
 const SQL = {
   insertEvent: prepare(
-    `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope)
-       VALUES ($1, $2, $3, $4, $5)`,
+    `INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, sequence, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
   ),
 };
 
 /**
  * Records a domain event in the outbox inside the caller's transaction: the event exists if and
- * only if the change that caused it was committed. The relay publishes it afterwards.
+ * only if the change that caused it was committed. The relay publishes it afterwards. The event
+ * takes the sequence the statement that changed its conversation assigned (`event_sequence`), and
+ * its row's `created_at` is the CloudEvent's `time`, so the events API and the stream agree.
  */
 @Injectable()
 export class OutboxWriter {
@@ -32,17 +34,23 @@ export class OutboxWriter {
   async append<T extends DomainEventType>(
     tx: EntityManager,
     accountId: string,
-    conversationId: string,
+    conversation: { id: string; event_sequence: number },
     type: T,
     data: DomainEventData[T],
   ): Promise<CloudEvent<T>> {
-    const envelope: CloudEvent<T> = { ...this.envelope(accountId, conversationId, type), data };
+    const envelope: CloudEvent<T> = {
+      ...this.envelope(accountId, conversation.id, type),
+      sequence: conversation.event_sequence,
+      data,
+    };
     await execute(tx, SQL.insertEvent, [
       envelope.id,
       accountId,
-      conversationId,
+      conversation.id,
       type,
       JSON.stringify(envelope),
+      envelope.sequence,
+      envelope.time,
     ]);
     return envelope;
   }

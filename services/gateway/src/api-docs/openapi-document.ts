@@ -73,6 +73,11 @@ export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> 
       },
       { name: 'analytics', description: "What happened in the account's conversations." },
       {
+        name: 'events',
+        description:
+          'Every event of the account, kept EVENT_RETENTION_DAYS (30): pages, one by id, and a live stream.',
+      },
+      {
         name: 'webhooks',
         description: 'Subscriptions to events, signed deliveries with retries, and their log.',
       },
@@ -111,6 +116,13 @@ function operation(endpoint: Endpoint, path: string, operationId: string, tag: s
       })),
       ...(endpoint.query ? queryParameters(endpoint.query, endpoint.queryAliases ?? {}) : []),
       ...(endpoint.idempotent ? [IDEMPOTENCY_KEY] : []),
+      ...Object.entries(endpoint.requestHeaders ?? {}).map(([name, description]) => ({
+        name,
+        in: 'header',
+        required: false,
+        description,
+        schema: { type: 'string' },
+      })),
       ACCEPT_LANGUAGE,
     ],
     ...(endpoint.body && {
@@ -123,7 +135,9 @@ function operation(endpoint: Endpoint, path: string, operationId: string, tag: s
       [endpoint.status]: {
         description: endpoint.summary,
         headers: responseHeaders(endpoint.method, endpoint.status),
-        ...(endpoint.response && { content: { 'application/json': mediaType(endpoint.response) } }),
+        ...(endpoint.response && {
+          content: { [endpoint.streamed ?? 'application/json']: mediaType(endpoint.response) },
+        }),
       },
       ...problemResponses(endpoint, path),
     },
@@ -255,6 +269,7 @@ const EXAMPLE_DETAILS: Record<Exclude<ErrorCode, 'validation_failed'>, string> =
   idempotency_key_reused:
     'This Idempotency-Key was used with a different path or body; use a new key for a new request.',
   rate_limited: "This account's plan allows 1000 requests per window; retry after 42 s.",
+  too_many_streams: 'This account has 5 event streams open, as many as it may; close one first.',
   headers_too_large: 'The request line and headers are larger than the server accepts (16 KiB).',
   internal_error: 'An unexpected error occurred. Quote the request_id when reporting it.',
   service_unavailable: 'The conversations service is not running.',

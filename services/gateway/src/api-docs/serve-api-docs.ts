@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dump } from 'js-yaml';
 import { AnalyticsEndpoints } from '../analytics/analytics.endpoints';
 import { ConversationEndpoints } from '../conversations/conversations.endpoints';
+import { EventEndpoints } from '../events/events.endpoints';
 import { WebhookEndpoints } from '../webhooks/webhooks.endpoints';
 import { openApiDocument } from './openapi-document';
 
@@ -13,6 +14,7 @@ export const API_ENDPOINTS = [
   ...Object.values(ConversationEndpoints),
   ...Object.values(AnalyticsEndpoints),
   ...Object.values(WebhookEndpoints),
+  ...Object.values(EventEndpoints),
 ];
 
 /** A response body prepared once at start-up, gzipped too for clients that accept it. */

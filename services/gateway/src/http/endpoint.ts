@@ -20,7 +20,7 @@ export interface Endpoint {
    * in every mix of its segments' other spellings (`/v1/rozmowy/{id}/wiadomości`): pathSpellings.
    */
   path: string;
-  tag: 'conversations' | 'webhooks' | 'analytics';
+  tag: 'conversations' | 'webhooks' | 'analytics' | 'events';
   summary: string;
   description?: string;
   /** Path parameters: name -> description (every one is a UUID; a malformed one is a 404). */
@@ -36,6 +36,13 @@ export interface Endpoint {
   status: 200 | 201 | 202 | 204;
   /** The success response's body; none for 204. */
   response?: TSchema;
+  /**
+   * A streamed success response (Server-Sent Events), written by the handler itself: documented,
+   * not serialised by Fastify. JSON otherwise.
+   */
+  streamed?: 'text/event-stream';
+  /** Request headers the operation reads besides the usual ones: name -> description. */
+  requestHeaders?: Record<string, string>;
   /** What the operation can answer besides success (those every operation shares are added). */
   problems: ErrorCode[];
 }
@@ -83,7 +90,7 @@ export function ApiEndpoint(endpoint: Endpoint): MethodDecorator {
     RouteSchema({
       ...(endpoint.query && { querystring: endpoint.query }),
       ...(endpoint.body && { body: endpoint.body }),
-      ...(endpoint.response && { response: { [endpoint.status]: endpoint.response } }),
+      ...(endpoint.response && !endpoint.streamed && { response: { [endpoint.status]: endpoint.response } }),
     }),
     RouteConfig({ endpoint }),
   );

@@ -19,6 +19,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Refused by the load shedder: counted, not logged one by one. */
     shed: boolean;
+    /** Stops counting the request as in flight (an event stream, once open); null on health and metrics. */
+    leaveInFlight: (() => void) | null;
   }
 }
 
@@ -89,6 +91,7 @@ export class LoadShedder {
 
   register(fastify: FastifyInstance): void {
     fastify.decorateRequest('shed', false);
+    fastify.decorateRequest('leaveInFlight', null);
     // Starting up blocks the loop for a while: that says nothing about load.
     fastify.addHook('onListen', (done) => {
       this.histogram.reset();
@@ -100,8 +103,14 @@ export class LoadShedder {
       const reason = this.reasonToShed();
       if (reason) return this.refuse(request, reply, reason);
       this.inFlight += 1;
-      // 'close': the response was sent, or the client went away first; either way, once.
-      reply.raw.once('close', () => (this.inFlight -= 1));
+      let counted = true;
+      // 'close': the response was sent, or the client went away first; either way, once. A
+      // stream leaves earlier, once it is open: it is a connection held, not work queued.
+      request.leaveInFlight = () => {
+        if (counted) this.inFlight -= 1;
+        counted = false;
+      };
+      reply.raw.once('close', request.leaveInFlight);
       done();
     });
   }

@@ -7,16 +7,20 @@ import type {
   DeliveryView,
   DeliveryWithAttemptsView,
 } from '@app/contracts';
-import type { Dialect, PublicEventType } from '@app/dialects';
+import { type Dialect, type EventType, PUBLIC_EVENT_TYPES } from '@app/dialects';
 import { execute, prepare } from '@app/database';
 import { DUE_CHANNEL, SUBSCRIPTION_CHANGED_CHANNEL } from '../tokens';
 
-/** An event as the fan-out received it (a validated CloudEvent of a public type). */
+/** An event as the fan-out received it (a validated CloudEvent). */
 export interface IncomingEvent {
   id: string;
   accountId: string;
-  type: PublicEventType;
+  type: EventType;
   time: string;
+  /** The CloudEvent's `subject`. */
+  conversationId: string;
+  /** Absent on events published before sequences existed. */
+  sequence: number | null;
   data: unknown;
 }
 
@@ -35,6 +39,9 @@ export interface ClaimedDelivery {
   /** The rotated-out secret while its grace period lasts, else null. */
   previous_secret: string | null;
   occurred_at: Date;
+  /** Null on test sends (and events stored before sequences existed). */
+  conversation_id: string | null;
+  sequence: number | null;
   data: unknown;
 }
 
@@ -78,6 +85,9 @@ const SEND_COLUMNS = `c.id, c.account_id, c.subscription_id, c.event_id, c.event
   s.url, s.dialect, s.secret,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
 
+/** What `*` stands for (docs/webhooks.md): the interface's four public types, not those added since. */
+const WILDCARD_TYPES = `ARRAY[${PUBLIC_EVENT_TYPES.map((type) => `'${type}'`).join(', ')}]::text[]`;
+
 const SQL = {
   /**
    * The whole fan-out of a batch of events in one statement: store each event that has at least
@@ -87,16 +97,18 @@ const SQL = {
    */
   fanOut: prepare<ClaimedDelivery & { claimed: boolean }>(
     `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
-         AS i(id, account_id, type, occurred_at, data)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[], $10::uuid[],
+                            $11::int[])
+         AS i(id, account_id, type, occurred_at, data, conversation_id, sequence)
      ), matched AS (
        SELECT i.id AS event_id, i.account_id, i.type, s.id AS subscription_id
          FROM input i
          JOIN webhooks.subscriptions s
-           ON s.account_id = i.account_id AND s.status = 'enabled' AND s.events && ARRAY[i.type, '*']
+           ON s.account_id = i.account_id AND s.status = 'enabled'
+          AND s.events && CASE WHEN i.type = ANY(${WILDCARD_TYPES}) THEN ARRAY[i.type, '*'] ELSE ARRAY[i.type] END
      ), stored AS (
-       INSERT INTO webhooks.events (id, account_id, type, occurred_at, data)
-       SELECT i.id, i.account_id, i.type, i.occurred_at, i.data FROM input i
+       INSERT INTO webhooks.events (id, account_id, type, occurred_at, data, conversation_id, sequence)
+       SELECT i.id, i.account_id, i.type, i.occurred_at, i.data, i.conversation_id, i.sequence FROM input i
         WHERE EXISTS (SELECT 1 FROM matched m WHERE m.event_id = i.id)
        ON CONFLICT (id) DO NOTHING
        RETURNING id
@@ -110,7 +122,8 @@ const SQL = {
          FROM matched m JOIN stored ON stored.id = m.event_id
        RETURNING id, account_id, subscription_id, event_id, event_type, attempt_count, max_attempts, lease_owner
      )
-     SELECT ${SEND_COLUMNS}, i.occurred_at, i.data, c.lease_owner IS NOT NULL AS claimed
+     SELECT ${SEND_COLUMNS}, i.occurred_at, i.data, i.conversation_id, i.sequence,
+            c.lease_owner IS NOT NULL AS claimed
        FROM created c
        JOIN webhooks.subscriptions s ON s.id = c.subscription_id
        JOIN input i ON i.id = c.event_id`,
@@ -131,7 +144,7 @@ const SQL = {
          FROM due WHERE d.id = due.id
        RETURNING d.id, d.account_id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts
      )
-     SELECT ${SEND_COLUMNS}, e.occurred_at, e.data
+     SELECT ${SEND_COLUMNS}, e.occurred_at, e.data, e.conversation_id, e.sequence
        FROM c
        JOIN webhooks.subscriptions s ON s.id = c.subscription_id
        JOIN webhooks.events e ON e.id = c.event_id`,
@@ -251,6 +264,8 @@ export class DeliveriesRepository {
       claim.owner,
       claim.exclude,
       claim.leaseSeconds,
+      events.map((e) => e.conversationId),
+      events.map((e) => e.sequence),
     ]);
     return rows;
   }

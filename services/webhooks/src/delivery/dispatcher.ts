@@ -4,15 +4,8 @@ import { PgListener } from '@app/database';
 import { Coalescer } from '@app/runtime';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
-import { DeliveryStatus, WEBHOOK_TEST_EVENT } from '@app/contracts';
-import {
-  Dialect,
-  parseStatus,
-  PUBLIC_EVENT_TYPES,
-  PublicEventType,
-  renderEventType,
-  renderStatus,
-} from '@app/dialects';
+import { DeliveryStatus, renderEventData } from '@app/contracts';
+import { isEventType, renderEventType } from '@app/dialects';
 import { DUE_CHANNEL, LOGGER, SUBSCRIPTION_CHANGED_CHANNEL, WEBHOOKS_CONFIG } from '../tokens';
 import { WebhookMetrics } from '../webhook-metrics';
 import { ClaimedDelivery, Completion, DeliveriesRepository } from './deliveries.repository';
@@ -27,6 +20,8 @@ const COMPLETION_BATCH = 500;
 interface EndpointQueue {
   waiting: ClaimedDelivery[];
   inFlight: number;
+  /** Conversations with a delivery in flight to this endpoint: their next one waits for it. */
+  busy: Set<string>;
 }
 
 /**
@@ -37,6 +32,12 @@ interface EndpointQueue {
  * Concurrency is bounded per subscription (WEBHOOK_CONCURRENCY_PER_ENDPOINT) and in all
  * (WEBHOOK_MAX_IN_FLIGHT); a subscription that already has enough work here is left out of claims,
  * so a slow or dead endpoint occupies at most its own slots and never holds up the others.
+ *
+ * Within one endpoint, a conversation's deliveries go one at a time in `sequence` order: the next
+ * starts once the previous attempt has finished (whatever its outcome), so a subscriber sees
+ * conversation.started before the first message's event. Before this, the endpoint's concurrent
+ * slots sent the events of one fan-out batch side by side and they arrived in any order. A failed
+ * attempt's retry comes later and may be overtaken; `sequence` in the body tells the order.
  *
  * Leases of everything held are renewed while it is held; if the replica dies they lapse and
  * another replica (or this one, restarted) claims the work. Outcomes are written in batches.
@@ -131,7 +132,7 @@ export class Dispatcher {
       void this.release(deliveries.map((d) => d.id));
       return;
     }
-    for (const delivery of deliveries) this.enqueue(delivery);
+    for (const delivery of bySequence(deliveries)) this.enqueue(delivery);
     this.pump();
   }
 
@@ -162,7 +163,7 @@ export class Dispatcher {
         await this.release(claimed.map((d) => d.id));
         return;
       }
-      for (const delivery of claimed) this.enqueue(delivery);
+      for (const delivery of bySequence(claimed)) this.enqueue(delivery);
       this.pump();
       if (claimed.length < room) return;
     }
@@ -173,7 +174,7 @@ export class Dispatcher {
     this.held.add(delivery.id);
     let endpoint = this.endpoints.get(delivery.subscription_id);
     if (!endpoint) {
-      endpoint = { waiting: [], inFlight: 0 };
+      endpoint = { waiting: [], inFlight: 0, busy: new Set() };
       this.endpoints.set(delivery.subscription_id, endpoint);
     }
     endpoint.waiting.push(delivery);
@@ -183,16 +184,23 @@ export class Dispatcher {
   private pump(): void {
     for (const [subscriptionId, endpoint] of this.endpoints) {
       while (
-        endpoint.waiting.length > 0 &&
         endpoint.inFlight < this.config.WEBHOOK_CONCURRENCY_PER_ENDPOINT &&
         this.inFlight < this.config.WEBHOOK_MAX_IN_FLIGHT &&
         !this.stopped
       ) {
-        const delivery = endpoint.waiting.shift()!;
+        // The first waiting delivery whose conversation has nothing in flight here.
+        const next = endpoint.waiting.findIndex(
+          (waiting) => waiting.conversation_id === null || !endpoint.busy.has(waiting.conversation_id),
+        );
+        if (next < 0) break;
+        const [delivery] = endpoint.waiting.splice(next, 1);
+        const conversation = delivery.conversation_id;
+        if (conversation !== null) endpoint.busy.add(conversation);
         endpoint.inFlight++;
         this.inFlight++;
         const send = this.attempt(delivery).finally(() => {
           this.sends.delete(send);
+          if (conversation !== null) endpoint.busy.delete(conversation);
           endpoint.inFlight--;
           this.inFlight--;
           if (endpoint.inFlight === 0 && endpoint.waiting.length === 0) this.endpoints.delete(subscriptionId);
@@ -353,26 +361,19 @@ export class Dispatcher {
  * `timestamp` of the event, `data` as published, with a conversation's status in that dialect too.
  */
 export function renderBody(
-  delivery: Pick<ClaimedDelivery, 'event_type' | 'occurred_at' | 'data' | 'dialect'>,
+  delivery: Pick<ClaimedDelivery, 'event_type' | 'occurred_at' | 'data' | 'dialect' | 'sequence'>,
 ): string {
-  const type = isPublicEventType(delivery.event_type)
+  const type = isEventType(delivery.event_type)
     ? renderEventType(delivery.event_type, delivery.dialect)
     : delivery.event_type;
   return JSON.stringify({
     type,
     timestamp: new Date(delivery.occurred_at).toISOString(),
-    data: renderData(delivery.data, delivery.dialect),
+    ...(delivery.sequence !== null && { sequence: delivery.sequence }),
+    data: renderEventData(delivery.data, delivery.dialect),
   });
 }
 
-function renderData(data: unknown, dialect: Dialect): unknown {
-  const conversation = (data as { conversation?: { status?: unknown } } | null)?.conversation;
-  if (dialect === 'en' || typeof conversation?.status !== 'string') return data;
-  const status = parseStatus(conversation.status);
-  if (!status) return data;
-  return { ...(data as object), conversation: { ...conversation, status: renderStatus(status, dialect) } };
-}
-
-function isPublicEventType(type: string): type is PublicEventType {
-  return type !== WEBHOOK_TEST_EVENT && (PUBLIC_EVENT_TYPES as readonly string[]).includes(type);
-}
+/** A conversation's deliveries in `sequence` order (a stable sort: others keep theirs). */
+const bySequence = (deliveries: ClaimedDelivery[]) =>
+  [...deliveries].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0));

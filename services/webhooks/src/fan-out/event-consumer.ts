@@ -9,7 +9,7 @@ import {
   WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE,
   WEBHOOKS_EVENTS_QUEUE,
 } from '@app/contracts';
-import { PUBLIC_EVENT_TYPES } from '@app/dialects';
+import { EVENT_TYPES } from '@app/dialects';
 import { DEAD_LETTER_QUEUE_OPTIONS, QUORUM_QUEUE_ARGUMENTS, type QueueDeclaration } from '@app/messaging';
 import { Coalescer } from '@app/runtime';
 import { DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
@@ -41,7 +41,7 @@ export const EVENT_QUEUE_DECLARATIONS: QueueDeclaration[] = [
   {
     name: WEBHOOKS_EVENTS_QUEUE,
     options: EVENTS_QUEUE_OPTIONS,
-    bindings: PUBLIC_EVENT_TYPES.map((pattern) => ({ exchange: CONVERSATIONS_EVENTS_EXCHANGE, pattern })),
+    bindings: EVENT_TYPES.map((pattern) => ({ exchange: CONVERSATIONS_EVENTS_EXCHANGE, pattern })),
   },
 ];
 
@@ -49,9 +49,11 @@ export const EVENT_QUEUE_DECLARATIONS: QueueDeclaration[] = [
 const cloudEvent = z.object({
   specversion: z.literal('1.0'),
   id: z.string().uuid(),
-  type: z.enum(PUBLIC_EVENT_TYPES),
+  type: z.enum(EVENT_TYPES),
   time: z.string().datetime({ offset: true }),
+  subject: z.string().uuid(),
   accountid: z.string().uuid(),
+  sequence: z.number().int().positive().optional(),
   requestid: z.string().max(200).optional(),
   data: z.record(z.unknown()),
 });
@@ -98,7 +100,7 @@ export class EventConsumer {
         await channel.assertExchange(CONVERSATIONS_EVENTS_EXCHANGE, 'topic', { durable: true });
         await channel.assertQueue(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE_OPTIONS);
         await channel.assertQueue(WEBHOOKS_EVENTS_QUEUE, EVENTS_QUEUE_OPTIONS);
-        for (const type of PUBLIC_EVENT_TYPES)
+        for (const type of EVENT_TYPES)
           await channel.bindQueue(WEBHOOKS_EVENTS_QUEUE, CONVERSATIONS_EVENTS_EXCHANGE, type);
         await channel.prefetch(this.config.WEBHOOK_EVENTS_PREFETCH);
         const { consumerTag } = await channel.consume(
@@ -126,7 +128,7 @@ export class EventConsumer {
     if (!parsed) {
       this.logger.error(
         { routing_key: message.fields.routingKey, bytes: message.content.length },
-        'dead-lettering an event that is not a valid CloudEvent of a public type',
+        'dead-lettering an event that is not a valid CloudEvent of a known type',
       );
       this.metrics.consumed('dead_lettered');
       try {
@@ -205,8 +207,19 @@ function parse(content: Buffer): Pick<Received, 'event' | 'requestId'> | undefin
   try {
     const result = cloudEvent.safeParse(JSON.parse(content.toString('utf8')));
     if (!result.success) return undefined;
-    const { id, accountid, requestid, type, time, data } = result.data;
-    return { event: { id: id.toLowerCase(), accountId: accountid, type, time, data }, requestId: requestid };
+    const { id, accountid, requestid, type, time, subject, sequence, data } = result.data;
+    return {
+      event: {
+        id: id.toLowerCase(),
+        accountId: accountid,
+        type,
+        time,
+        conversationId: subject,
+        sequence: sequence ?? null,
+        data,
+      },
+      requestId: requestid,
+    };
   } catch {
     return undefined;
   }

@@ -14,6 +14,7 @@ import {
   WebhookWithSecretView,
 } from '@app/contracts';
 import { CommandLog } from '@app/database';
+import { isPublicEventType } from '@app/dialects';
 import { DomainError } from '@app/errors';
 import { DeliveriesRepository } from '../delivery/deliveries.repository';
 import { newSecret } from '../delivery/signature';
@@ -173,10 +174,11 @@ export class WebhooksService {
   }
 }
 
-/** `*` covers everything; otherwise each type once, in a stable order. */
+/** Each type once, in a stable order; `*` stands for the four public types, so it replaces them. */
 function normaliseEvents<T extends string>(list: T[]): T[] {
-  if (list.includes(ALL_EVENTS as T)) return [ALL_EVENTS as T];
-  return [...new Set(list)].sort();
+  const unique = [...new Set(list)].sort();
+  if (!unique.includes(ALL_EVENTS as T)) return unique;
+  return [ALL_EVENTS as T, ...unique.filter((type) => type !== ALL_EVENTS && !isPublicEventType(type))];
 }
 
 const disabled = (id: string) =>

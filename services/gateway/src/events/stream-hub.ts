@@ -1,0 +1,227 @@
+import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
+import type { Channel } from 'amqplib';
+import type { FastifyReply } from 'fastify';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '@app/config';
+import {
+  type CloudEvent,
+  CONVERSATIONS_EVENTS_EXCHANGE,
+  EventRpc,
+  type EventView,
+  type RpcCallContext,
+} from '@app/contracts';
+import { type Dialect, isEventType } from '@app/dialects';
+import { DomainError } from '@app/errors';
+import type { RpcClient } from '@app/messaging';
+import { EventStream } from './event-stream';
+import { SLOT_TTL_MS, type StreamSlots } from './stream-slots';
+
+/** Backlog events read per call while a stream resumes. */
+const REPLAY_PAGE = 500;
+
+export interface StreamRequest {
+  call: RpcCallContext;
+  dialect: Dialect;
+  /** Resume after this event (Last-Event-ID), or only live events from now. */
+  lastEventId?: string;
+  reply: FastifyReply;
+}
+
+/**
+ * The live half of the events API, one per gateway process. The gateway consumes
+ * `conversations.events` through a queue of its own (exclusive, auto-delete, server-named, bound
+ * to every event for as long as the process runs) and hands each event to its account's open
+ * streams here; any replica's stream sees every event, whichever replica's request caused it.
+ * If the feed's channel drops, events may have been missed: every stream is closed and its client
+ * resumes with Last-Event-ID. Open streams per account are bounded across replicas (StreamSlots).
+ */
+export class StreamHub {
+  private channel?: ChannelWrapper;
+  private consuming = false;
+  private stopping = false;
+  private renewal?: NodeJS.Timeout;
+  private readonly streams = new Map<string, Set<EventStream>>();
+
+  constructor(
+    private readonly amqp: AmqpConnectionManager,
+    private readonly rpc: RpcClient,
+    private readonly slots: StreamSlots,
+    private readonly config: GatewayConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Resolves once the feed is consuming (the gateway waits for RabbitMQ at start-up anyway). */
+  async start(): Promise<void> {
+    this.channel = this.amqp.createChannel({
+      name: 'gateway-event-streams',
+      confirm: false,
+      setup: async (channel: Channel) => {
+        await channel.assertExchange(CONVERSATIONS_EVENTS_EXCHANGE, 'topic', { durable: true });
+        const { queue } = await channel.assertQueue('', {
+          exclusive: true,
+          autoDelete: true,
+          durable: false,
+        });
+        await channel.bindQueue(queue, CONVERSATIONS_EVENTS_EXCHANGE, '#');
+        await channel.consume(queue, (message) => message && this.dispatch(message.content), { noAck: true });
+        channel.once('close', () => this.feedLost());
+        this.consuming = true;
+      },
+    });
+    this.renewal = setInterval(() => this.renewSlots(), SLOT_TTL_MS / 3);
+    await this.channel.waitForConnect();
+  }
+
+  /** Ends every stream (their clients resume elsewhere) and stops consuming. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.renewal);
+    this.closeAll();
+    await this.channel?.close().catch(() => undefined);
+  }
+
+  /** Open streams of this process. */
+  get openStreams(): number {
+    let count = 0;
+    for (const streams of this.streams.values()) count += streams.size;
+    return count;
+  }
+
+  /**
+   * Opens a stream: claims the account's slot, subscribes, reads the backlog after
+   * `lastEventId` (an unknown one is the service's 400, answered before anything is streamed),
+   * then streams. Resolves once the stream is live.
+   */
+  async open(request: StreamRequest): Promise<void> {
+    if (!this.consuming || this.stopping) {
+      throw new DomainError('service_unavailable', 'The live event feed is not connected; retry shortly.');
+    }
+    const { accountId } = request.call;
+    const stream = new EventStream(
+      accountId,
+      request.dialect,
+      request.reply.raw,
+      { heartbeatMs: this.config.STREAM_HEARTBEAT_MS, bufferLimit: this.config.STREAM_BUFFER_EVENTS },
+      (closed) => this.closed(closed),
+    );
+    if (!(await this.claimSlot(accountId, stream.id))) {
+      throw new DomainError(
+        'too_many_streams',
+        `This account has ${this.config.STREAMS_PER_ACCOUNT} event streams open, as many as it may; close one first.`,
+      );
+    }
+    if (stream.isClosed) return this.closed(stream); // the client left while the slot was claimed
+    const streams = this.streams.get(accountId) ?? new Set();
+    this.streams.set(accountId, streams.add(stream));
+    try {
+      let page = request.lastEventId
+        ? await this.rpc.call(EventRpc.replay, request.call, {
+            afterEventId: request.lastEventId,
+            limit: REPLAY_PAGE,
+          })
+        : undefined;
+      request.reply.hijack();
+      stream.start(request.reply.getHeaders());
+      request.reply.request.leaveInFlight?.();
+      while (page && !stream.isClosed) {
+        stream.sendBacklog(page.data);
+        if (!page.more) break;
+        // A page of its own after the first: the request's deadline was for the first answer.
+        page = await this.rpc.call(
+          EventRpc.replay,
+          { accountId, requestId: request.call.requestId },
+          { afterEventId: page.data[page.data.length - 1].id, limit: REPLAY_PAGE },
+        );
+      }
+      stream.goLive();
+    } catch (error) {
+      if (!request.reply.raw.headersSent) {
+        stream.close();
+        throw error;
+      }
+      this.logger.warn(
+        { err: (error as Error).message, account_id: accountId },
+        'event stream resume failed',
+      );
+      stream.close();
+    }
+  }
+
+  private async claimSlot(accountId: string, streamId: string): Promise<boolean> {
+    try {
+      return await this.slots.claim(accountId, streamId);
+    } catch (error) {
+      this.logger.warn({ err: (error as Error).message }, 'stream slots unavailable (Redis)');
+      if (this.config.RATE_LIMIT_FAIL_MODE === 'open') return true;
+      throw new DomainError(
+        'service_unavailable',
+        'Open streams cannot be counted right now; retry shortly.',
+      );
+    }
+  }
+
+  private closed(stream: EventStream): void {
+    const streams = this.streams.get(stream.accountId);
+    streams?.delete(stream);
+    if (streams?.size === 0) this.streams.delete(stream.accountId);
+    this.slots
+      .release(stream.accountId, stream.id)
+      .catch((error: Error) =>
+        this.logger.debug({ err: error.message }, 'stream slot not released; it expires'),
+      );
+  }
+
+  private dispatch(content: Buffer): void {
+    const event = toEventView(content);
+    if (!event) return;
+    for (const stream of this.streams.get(event.accountId) ?? []) stream.deliver(event.view);
+  }
+
+  private feedLost(): void {
+    this.consuming = false;
+    if (this.stopping) return;
+    this.logger.warn(
+      { streams: this.openStreams },
+      'event feed channel closed; closing streams so they resume',
+    );
+    this.closeAll();
+  }
+
+  private closeAll(): void {
+    for (const streams of [...this.streams.values()]) for (const stream of [...streams]) stream.close();
+  }
+
+  private renewSlots(): void {
+    for (const [accountId, streams] of this.streams) {
+      this.slots
+        .renew(
+          accountId,
+          [...streams].map((stream) => stream.id),
+        )
+        .catch((error: Error) => this.logger.debug({ err: error.message }, 'stream slots not renewed'));
+    }
+  }
+}
+
+/** A published CloudEvent as the events API shows it, with its account; undefined if it is not one. */
+function toEventView(content: Buffer): { accountId: string; view: EventView } | undefined {
+  try {
+    const event = JSON.parse(content.toString('utf8')) as CloudEvent;
+    if (typeof event.accountid !== 'string' || typeof event.id !== 'string' || !isEventType(event.type)) {
+      return undefined;
+    }
+    return {
+      accountId: event.accountid,
+      view: {
+        id: event.id,
+        type: event.type,
+        created_at: event.time,
+        conversation_id: event.subject,
+        sequence: event.sequence as number,
+        data: event.data,
+      },
+    };
+  } catch {
+    return undefined;
+  }
+}
