@@ -100,3 +100,18 @@ export class WebhookReceiver {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/** The receivers one test file starts, closed together in its afterAll. */
+export class WebhookReceivers {
+  private readonly started: WebhookReceiver[] = [];
+
+  async start(port?: number): Promise<WebhookReceiver> {
+    const receiver = await WebhookReceiver.start(port);
+    this.started.push(receiver);
+    return receiver;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.started.map((receiver) => receiver.close()));
+  }
+}

@@ -1,6 +1,13 @@
 import { Webhook } from 'standardwebhooks';
 import { EVENT_NAMES, PUBLIC_EVENT_TYPES } from '@app/dialects';
-import { eventually, ReceivedWebhook, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
+import {
+  eventually,
+  ReceivedWebhook,
+  TestAccount,
+  TestStack,
+  WebhookReceiver,
+  WebhookReceivers,
+} from '@app/testing';
 
 /**
  * Delivery end to end (DESIGN.md, Events): real gateway, conversations and webhooks services,
@@ -30,22 +37,16 @@ function verify(secret: string, received: ReceivedWebhook): any {
 
 describe('webhook delivery', () => {
   let stack: TestStack;
-  const receivers: WebhookReceiver[] = [];
+  const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
     // A short attempt timeout, so the hanging receiver's attempts end within the test.
     stack = await TestStack.start({ webhooks: { WEBHOOK_TIMEOUT_MS: '2000' } });
   });
   afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
+    await receivers.closeAll();
     await stack?.close();
   });
-
-  async function receiver(): Promise<WebhookReceiver> {
-    const started = await WebhookReceiver.start();
-    receivers.push(started);
-    return started;
-  }
 
   async function subscribe(account: TestAccount, url: string, body: Record<string, unknown> = {}) {
     const created = await account.api.post('/v1/webhooks', { url, events: ['*'], ...body });
@@ -71,7 +72,7 @@ describe('webhook delivery', () => {
   describe.each(['en', 'ms', 'pl'] as const)('dialect %s', (dialect) => {
     it('delivers each of the four events, signed, with type in the dialect', async () => {
       const account = await stack.createAccount();
-      const target = await receiver();
+      const target = await receivers.start();
       const { secret } = await subscribe(account, target.url, { dialect });
       const conversationId = await allFourEvents(account);
       const received = await target.waitFor(4);
@@ -101,7 +102,7 @@ describe('webhook delivery', () => {
 
   it('retries a 500 and delivers on the second attempt with the same webhook-id', async () => {
     const account = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     target.answer((_, index) => (index === 0 ? { status: 500, body: 'boom' } : { status: 204 }));
     const hook = await subscribe(account, target.url, { events: ['conversation.started'] });
     await account.api.post('/v1/conversations', {});
@@ -182,8 +183,7 @@ describe('webhook delivery', () => {
     for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(990);
     expect((await account.api.get(`/v1/webhooks/${hook.id}`)).body.failing_since).not.toBeNull();
 
-    const target = await WebhookReceiver.start(port);
-    receivers.push(target);
+    const target = await receivers.start(port);
     const retried = await account.api.post(`/v1/webhooks/${hook.id}/deliveries/${failed.id}/retry`);
     expect(retried.status).toBe(202);
     expect(retried.body).toMatchObject({ id: failed.id, status: 'pending', attempt_count: 4 });
@@ -217,9 +217,9 @@ describe('webhook delivery', () => {
 
   it('a hanging receiver does not delay deliveries to a healthy one', async () => {
     const account = await stack.createAccount();
-    const hanging = await receiver();
+    const hanging = await receivers.start();
     hanging.answer('hang');
-    const healthy = await receiver();
+    const healthy = await receivers.start();
     const slow = await subscribe(account, hanging.url, { events: ['conversation.started'] });
     await subscribe(account, healthy.url, { events: ['conversation.started'] });
     const count = 30;
@@ -254,7 +254,11 @@ describe('webhook delivery', () => {
 
   it('a disabled or deleted subscription receives nothing; the others still do', async () => {
     const account = await stack.createAccount();
-    const [disabledTarget, deletedTarget, control] = [await receiver(), await receiver(), await receiver()];
+    const [disabledTarget, deletedTarget, control] = [
+      await receivers.start(),
+      await receivers.start(),
+      await receivers.start(),
+    ];
     const disabled = await subscribe(account, disabledTarget.url, { events: ['conversation.started'] });
     const deleted = await subscribe(account, deletedTarget.url, { events: ['conversation.started'] });
     const created = await subscribe(account, control.url, {
@@ -279,7 +283,7 @@ describe('webhook delivery', () => {
 
   it('pending retries of a subscription that gets disabled are not sent; re-enabling resumes them', async () => {
     const account = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     target.answer({ status: 500 });
     const hook = await subscribe(account, target.url, { events: ['conversation.started'] });
     await account.api.post('/v1/conversations', {});
@@ -301,7 +305,7 @@ describe('webhook delivery', () => {
 
   it('a 410 disables the subscription at once and fails the delivery', async () => {
     const account = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     target.answer({ status: 410, body: 'gone' });
     const hook = await subscribe(account, target.url, { events: ['conversation.started'] });
     await account.api.post('/v1/conversations', {});
@@ -325,7 +329,7 @@ describe('webhook delivery', () => {
 
   it.each([429, 503])('honours Retry-After on a %i', async (status) => {
     const account = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     target.answer((_, index) =>
       index === 0 ? { status, headers: { 'retry-after': '3' } } : { status: 200 },
     );
@@ -338,7 +342,7 @@ describe('webhook delivery', () => {
 
   it('a subscription failing for 5 days is disabled at its next failed attempt', async () => {
     const account = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     target.answer({ status: 500 });
     const hook = await subscribe(account, target.url, { events: ['conversation.started'] });
     await stack.query(
@@ -363,7 +367,7 @@ describe('webhook delivery', () => {
 
   it('a failure within the 5 days does not disable, and a success ends the streak', async () => {
     const account = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     target.answer((_, index) => (index === 0 ? { status: 500 } : { status: 200 }));
     const hook = await subscribe(account, target.url, { events: ['conversation.started'] });
     await stack.query(
@@ -381,7 +385,7 @@ describe('webhook delivery', () => {
 
   it('POST /test sends webhook.test to that subscription alone', async () => {
     const account = await stack.createAccount();
-    const [target, other] = [await receiver(), await receiver()];
+    const [target, other] = [await receivers.start(), await receivers.start()];
     const hook = await subscribe(account, target.url, { dialect: 'pl' });
     await subscribe(account, other.url);
     const test = await account.api.post(`/v1/webhooks/${hook.id}/test`, undefined, {
@@ -409,7 +413,7 @@ describe('webhook delivery', () => {
 
   it('after a secret rotation deliveries carry both signatures; either secret verifies', async () => {
     const account = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     const hook = await subscribe(account, target.url);
     const rotated = await account.api.post(`/v1/webhooks/${hook.id}/secret/rotate`);
     expect(rotated.status).toBe(200);

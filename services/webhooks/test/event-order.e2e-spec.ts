@@ -1,4 +1,11 @@
-import { eventually, ReceivedWebhook, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
+import {
+  eventually,
+  ReceivedWebhook,
+  TestAccount,
+  TestStack,
+  WebhookReceiver,
+  WebhookReceivers,
+} from '@app/testing';
 
 /**
  * Issue 14, items 6-7, against a real receiver: a conversation's events arrive in order (creating
@@ -13,22 +20,16 @@ const conversationOf = (received: ReceivedWebhook): string =>
 describe('webhook event order and types', () => {
   let stack: TestStack;
   let account: TestAccount;
-  const receivers: WebhookReceiver[] = [];
+  const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
     stack = await TestStack.start({ webhooks: true });
     account = await stack.createAccount();
   });
   afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
+    await receivers.closeAll();
     await stack?.close();
   });
-
-  async function receiver(): Promise<WebhookReceiver> {
-    const started = await WebhookReceiver.start();
-    receivers.push(started);
-    return started;
-  }
 
   async function subscribe(owner: TestAccount, url: string, body: Record<string, unknown>) {
     const created = await owner.api.post('/v1/webhooks', { url, ...body });
@@ -38,7 +39,7 @@ describe('webhook event order and types', () => {
 
   it('delivers conversation.started before the first message of each of many conversations created at once', async () => {
     const owner = await stack.createAccount();
-    const target = await receiver();
+    const target = await receivers.start();
     // A receiver that takes a while, as real ones do: concurrent sends would overtake each other.
     target.answer((_request, index) => ({ status: 200, delayMs: index % 3 === 0 ? 30 : 0 }));
     await subscribe(owner, target.url, { events: ['*'] });
@@ -71,7 +72,11 @@ describe('webhook event order and types', () => {
   });
 
   it('delivers the added event types to subscriptions naming them in any dialect, not to `*`', async () => {
-    const [named, wildcard, both] = [await receiver(), await receiver(), await receiver()];
+    const [named, wildcard, both] = [
+      await receivers.start(),
+      await receivers.start(),
+      await receivers.start(),
+    ];
     const hook = await subscribe(account, named.url, {
       events: [
         'perbualan.dikemas_kini',
