@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { eventually } from './eventually';
 import { OutputTail, spawnFromSource } from './source-process';
@@ -123,15 +124,33 @@ export class ClusterProcess {
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\#]/g, '\\$&');
 
-/** A port such that it and the `count - 1` ports after it are free (gateway i listens on base + i). */
+/**
+ * A port such that it and the `count - 1` ports after it are free (gateway i listens on base + i).
+ * Taken below the kernel's ephemeral range: a port the system hands out (as `listen(0)` would) can
+ * be taken by any outgoing connection, such as the replicas' own to Postgres, in the seconds between
+ * this check and the gateways listening.
+ */
 async function freePortRange(count: number): Promise<number> {
+  const ephemeralLow = ephemeralPortsFrom();
+  const low = 10_000;
   for (;;) {
-    const base = await listenOn(0);
-    const rest = await Promise.all(
-      Array.from({ length: count - 1 }, (_, i) => listenOn(base + i + 1).catch(() => null)),
+    const base = low + Math.floor(Math.random() * (ephemeralLow - low - count));
+    const ports = await Promise.all(
+      Array.from({ length: count }, (_, i) => listenOn(base + i).catch(() => null)),
     );
-    if (rest.every((port) => port !== null)) return base;
+    if (ports.every((port) => port !== null)) return base;
   }
+}
+
+/** Where the kernel's ports for outgoing connections begin (Linux's default when it cannot be read). */
+function ephemeralPortsFrom(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (low > 10_100) return low;
+  } catch {
+    // not Linux: the default below
+  }
+  return 32_768;
 }
 
 function listenOn(port: number): Promise<number> {
