@@ -13,11 +13,6 @@ import { GATEWAY_CONFIG } from '../gateway-config.token';
 import { WEBHOOKS_RPC } from '../webhooks/webhooks-rpc.token';
 import { AMQP_CONNECTION } from './tokens';
 
-/**
- * The RPC senders: one generic, typed client class (an operation of @app/contracts names its
- * pattern, command and reply types) per queue: `RpcClient` for the conversations service (which
- * also answers analytics), `WEBHOOKS_RPC` for the webhooks service. Each closes with the app.
- */
 /** The client of one service's RPC queue, for the gateway's timeout and metrics. */
 const rpcClient = (
   provide: typeof RpcClient | symbol,
@@ -29,6 +24,11 @@ const rpcClient = (
     new RpcClient({ connection: amqp, ...queue, timeoutMs: config.RPC_TIMEOUT_MS, metrics }),
 });
 
+/**
+ * The RPC senders: one generic, typed client class (an operation of @app/contracts names its
+ * pattern, command and reply types) per queue: `RpcClient` for the conversations service (which
+ * also answers analytics), `WEBHOOKS_RPC` for the webhooks service. Each closes with the app.
+ */
 @Module({
   providers: [
     {
