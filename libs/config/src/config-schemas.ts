@@ -22,6 +22,11 @@ export const amqpSchema = {
   AMQP_URL: urlList(['amqp:', 'amqps:'], 'amqp://guest:guest@127.0.0.1:5672'),
   /** Unacknowledged RPC commands one service replica holds at once. */
   AMQP_PREFETCH: integer(1, 1000, 32),
+  /**
+   * `classic` (commands in memory, one broker) or `quorum` (replicated, for a cluster); `auto`:
+   * quorum when AMQP_URL names several nodes.
+   */
+  RPC_QUEUE_TYPE: z.enum(['auto', 'classic', 'quorum']).default('auto'),
 };
 
 export const redisSchema = {

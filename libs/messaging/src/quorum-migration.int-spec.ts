@@ -4,7 +4,10 @@ import { capturedLogger } from '@app/testing';
 import { declareQueues, type QueueDeclaration } from './quorum-migration';
 import { QUORUM_QUEUE_ARGUMENTS } from './rpc-queue';
 
-/** Real RabbitMQ (the run's vhost): classic queues of an older deployment become quorum queues, messages kept. */
+/**
+ * Real RabbitMQ (the run's vhost): classic queues of an older deployment become quorum queues, and
+ * quorum RPC queues classic ones, messages kept.
+ */
 describe('declareQueues', () => {
   const { logger, lines } = capturedLogger('warn');
   let connection: ChannelModel;
@@ -66,6 +69,21 @@ describe('declareQueues', () => {
     const check = await connection.createChannel();
     check.on('error', () => undefined);
     await expect(check.checkQueue(`${name}.migrating`)).rejects.toThrow(/NOT_FOUND/);
+  });
+
+  it('moves a quorum queue back to a classic one (RPC_QUEUE_TYPE=classic), messages kept', async () => {
+    const name = `spec.${randomUUID()}`;
+    await declareQueues(process.env.AMQP_URL!, [quorum(name)], logger);
+    const channel = await connection.createConfirmChannel();
+    const bodies = Array.from({ length: 20 }, (_, index) => `command ${index}`);
+    for (const body of bodies) channel.sendToQueue(name, Buffer.from(body));
+    await channel.waitForConfirms();
+    await channel.close();
+
+    await declareQueues(process.env.AMQP_URL!, [{ name, options: { durable: true } }], logger);
+
+    expect(await isQuorum(name)).toBe(false);
+    expect(await drain(name)).toEqual(bodies);
   });
 
   it('keeps a bound queue receiving events published after the move, and its bindings', async () => {

@@ -8,6 +8,7 @@ import amqplib, {
 } from 'amqplib';
 import type { Logger } from 'pino';
 import { brokerUrls } from './amqp-connection';
+import { QUORUM_QUEUE_ARGUMENTS } from './rpc-queue';
 
 /** A queue as the services declare it, with the exchange bindings it must keep while it is moved. */
 export interface QueueDeclaration {
@@ -26,7 +27,8 @@ const COPY_BATCH = 200;
 
 /**
  * Makes sure every queue exists with its declared arguments, moving an older declaration of it
- * (a classic queue, before quorum queues) without losing a message. RabbitMQ cannot change a
+ * (a classic queue before quorum queues, or an RPC queue whose RPC_QUEUE_TYPE changed) without
+ * losing a message. RabbitMQ cannot change a
  * queue's type, and redeclaring it with other arguments fails with PRECONDITION_FAILED, so:
  * copy its messages into `<name>.migrating` (bound like it, so published events keep arriving),
  * delete it once empty and unused, declare it anew, move the messages back. Each message is
@@ -186,17 +188,36 @@ async function exists(connection: ChannelModel, name: string): Promise<boolean> 
   }
 }
 
-/** Deletes the (classic) queue only if it is empty and nobody consumes it (an old replica still running). */
+/**
+ * Deletes the queue only if it is empty and nobody consumes it (an old replica still running).
+ * A classic queue does so atomically. A quorum queue refuses the conditional delete (closing the
+ * whole connection), so it is checked, then deleted: a message published in between is lost. Only
+ * RPC queues ever move away from quorum (RPC_QUEUE_TYPE), and a command lost so is answered 504
+ * to its caller, who retries it under its Idempotency-Key.
+ */
 async function deleteIfDrained(connection: ChannelModel, name: string): Promise<boolean> {
+  const quorum = await isQuorumQueue(connection, name);
   const channel = await quietChannel(connection);
   try {
-    await channel.deleteQueue(name, { ifEmpty: true, ifUnused: true });
-    await channel.close();
+    if (quorum) {
+      const { messageCount, consumerCount } = await channel.checkQueue(name);
+      if (messageCount > 0 || consumerCount > 0) return false;
+      await channel.deleteQueue(name);
+    } else {
+      await channel.deleteQueue(name, { ifEmpty: true, ifUnused: true });
+    }
     return true;
   } catch (error) {
     if (errorCode(error) === PRECONDITION_FAILED) return false;
     throw error;
+  } finally {
+    await channel.close().catch(() => undefined);
   }
+}
+
+/** Redeclaring a queue with its own arguments succeeds, so this succeeds for a quorum queue only. */
+function isQuorumQueue(connection: ChannelModel, name: string): Promise<boolean> {
+  return tryDeclare(connection, { name, options: { durable: true, arguments: QUORUM_QUEUE_ARGUMENTS } });
 }
 
 /** A channel whose broker-side closure (the expected PRECONDITION_FAILED) is not an unhandled 'error'. */

@@ -3,12 +3,19 @@ import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-mana
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { CommandOf, ReplyOf, RpcCallContext, RpcOperation, RpcReply, RpcRequest } from '@app/contracts';
 import { DomainError } from '@app/errors';
-import { DIRECT_REPLY_QUEUE, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
+import {
+  DIRECT_REPLY_QUEUE,
+  PRESENCE_EXCHANGE_OPTIONS,
+  rpcQueueOptions,
+  type RpcQueueType,
+} from './rpc-queue';
 import type { RpcCallOutcome, RpcClientMetrics } from './rpc-metrics';
 
 export interface RpcClientOptions {
   connection: AmqpConnectionManager;
   queue: string;
+  /** As the serving service declares it (both ends assert the queue). */
+  queueType: RpcQueueType;
   /** Where consumers announce that they left (see RpcServer.close). */
   presenceExchange: string;
   timeoutMs: number;
@@ -49,7 +56,10 @@ export class RpcClient {
       name: `rpc-client:${options.queue}`,
       confirm: false,
       setup: async (channel: Channel) => {
-        const { consumerCount } = await channel.assertQueue(options.queue, RPC_QUEUE_OPTIONS);
+        const { consumerCount } = await channel.assertQueue(
+          options.queue,
+          rpcQueueOptions(options.queueType),
+        );
         await channel.consume(DIRECT_REPLY_QUEUE, (message) => message && this.settle(message), {
           noAck: true,
         });

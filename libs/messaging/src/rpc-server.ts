@@ -7,7 +7,12 @@ import { parseWith, type RpcOperation, type RpcReply, type RpcRequest } from '@a
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
 import { requestContext } from '@app/observability';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
-import { DEAD_LETTER_QUEUE_OPTIONS, PRESENCE_EXCHANGE_OPTIONS, RPC_QUEUE_OPTIONS } from './rpc-queue';
+import {
+  DEAD_LETTER_QUEUE_OPTIONS,
+  PRESENCE_EXCHANGE_OPTIONS,
+  rpcQueueOptions,
+  type RpcQueueType,
+} from './rpc-queue';
 
 /**
  * How infrastructure failures are met (the runtime supplies the database's): which reads are
@@ -28,6 +33,7 @@ const NO_FAILURE_POLICY: RpcFailurePolicy = {
 export interface RpcServerOptions {
   connection: AmqpConnectionManager;
   queue: string;
+  queueType: RpcQueueType;
   deadLetterQueue: string;
   /** Fanout exchange on which close() announces that this consumer left the queue. */
   presenceExchange: string;
@@ -66,12 +72,12 @@ export class RpcServer extends Server implements CustomTransportStrategy {
   }
 
   listen(callback: (error?: unknown) => void): void {
-    const { connection, queue, deadLetterQueue, prefetch } = this.options;
+    const { connection, queue, queueType, deadLetterQueue, prefetch } = this.options;
     this.channel = connection.createChannel({
       name: `rpc-server:${queue}`,
       confirm: false,
       setup: async (channel: Channel) => {
-        await channel.assertQueue(queue, RPC_QUEUE_OPTIONS);
+        await channel.assertQueue(queue, rpcQueueOptions(queueType));
         await channel.assertQueue(deadLetterQueue, DEAD_LETTER_QUEUE_OPTIONS);
         await channel.assertExchange(this.options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
         await channel.prefetch(prefetch);

@@ -27,12 +27,15 @@ import {
   RpcServerMetrics,
   rpcQueueDeclarations,
   type RpcFailurePolicy,
+  rpcQueueType,
+  type RpcQueueType,
 } from '@app/messaging';
 
 interface RpcServiceConfig {
   RUN_MIGRATIONS: boolean;
   AMQP_URL: string;
   AMQP_PREFETCH: number;
+  RPC_QUEUE_TYPE: RpcQueueType | 'auto';
   OPS_HOST: string;
   OPS_PORT: number;
 }
@@ -77,9 +80,10 @@ export interface RunningRpcService {
 export async function startRpcService(definition: RpcServiceDefinition): Promise<RunningRpcService> {
   const { name, config, logger } = definition;
   if (config.RUN_MIGRATIONS) await prepareDatabase(definition.migrations, definition.schema, logger);
+  const queueType = rpcQueueType(config);
   await declareQueues(
     config.AMQP_URL,
-    [...rpcQueueDeclarations(definition.queues), ...(definition.otherQueues ?? [])],
+    [...rpcQueueDeclarations(definition.queues, queueType), ...(definition.otherQueues ?? [])],
     logger,
   );
   const amqp = connectAmqp(config.AMQP_URL, name, logger);
@@ -88,6 +92,7 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
     strategy: new RpcServer({
       connection: amqp,
       ...definition.queues,
+      queueType,
       operations: definition.operations,
       prefetch: config.AMQP_PREFETCH,
       logger,

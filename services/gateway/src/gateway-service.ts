@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import { CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE } from '@app/contracts';
 import { DatabaseSettings, prepareDatabase } from '@app/database';
-import { declareQueues, RpcClient, rpcQueueDeclarations } from '@app/messaging';
+import { declareQueues, RpcClient, rpcQueueDeclarations, rpcQueueType } from '@app/messaging';
 import { createMetricsRegistry, PinoNestLogger } from '@app/observability';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { RateLimits } from './rate-limit/rate-limits';
@@ -52,7 +52,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await migrateGateway(config, logger);
   await declareQueues(
     config.AMQP_URL,
-    [CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE].flatMap((queue) => rpcQueueDeclarations({ queue })),
+    [CONVERSATIONS_RPC_QUEUE, WEBHOOKS_RPC_QUEUE].flatMap((queue) =>
+      rpcQueueDeclarations({ queue }, rpcQueueType(config)),
+    ),
     logger,
   );
   let admission: ReturnType<typeof apiAdmission> | undefined;

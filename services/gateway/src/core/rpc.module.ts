@@ -8,7 +8,7 @@ import {
   WEBHOOKS_RPC_PRESENCE_EXCHANGE,
   WEBHOOKS_RPC_QUEUE,
 } from '@app/contracts';
-import { RpcClient, RpcClientMetrics } from '@app/messaging';
+import { RpcClient, RpcClientMetrics, rpcQueueType } from '@app/messaging';
 import { GATEWAY_CONFIG } from '../gateway-config.token';
 import { WEBHOOKS_RPC } from '../webhooks/webhooks-rpc.token';
 import { AMQP_CONNECTION } from './tokens';
@@ -21,7 +21,13 @@ const rpcClient = (
   provide,
   inject: [AMQP_CONNECTION, GATEWAY_CONFIG, RpcClientMetrics],
   useFactory: (amqp: AmqpConnectionManager, config: GatewayConfig, metrics: RpcClientMetrics) =>
-    new RpcClient({ connection: amqp, ...queue, timeoutMs: config.RPC_TIMEOUT_MS, metrics }),
+    new RpcClient({
+      connection: amqp,
+      ...queue,
+      queueType: rpcQueueType(config),
+      timeoutMs: config.RPC_TIMEOUT_MS,
+      metrics,
+    }),
 });
 
 /**
