@@ -53,6 +53,25 @@ export async function seedAccount(
   }
 }
 
+/**
+ * What an operator's long-running server has and a fresh bulk load has not: the load written out
+ * (CHECKPOINT) and the conversations schema in shared buffers (pg_prewarm, from Postgres's contrib).
+ */
+export async function settleAfterLoad(databaseUrl: string): Promise<void> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query('CHECKPOINT');
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
+    await db.query(
+      `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'conversations' AND c.relkind IN ('r', 'i')`,
+    );
+  } finally {
+    await db.end();
+  }
+}
+
 /** Drops and creates a bench database (`name`) through the admin connection, so every run starts empty. */
 export async function recreateDatabase(adminUrl: string, name: string): Promise<void> {
   const admin = new Client({ connectionString: adminUrl });

@@ -47,6 +47,34 @@ export async function runLoad(label: string, options: LoadOptions): Promise<Load
   };
 }
 
+/**
+ * Several loads of one endpoint as one: CPU per request weighted by each load's requests, the
+ * median p50 and the highest p99 of the slices.
+ */
+export function combineLoads(label: string, loads: LoadResult[]): LoadResult {
+  const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+  const requests = sum(loads.map((load) => load.requests));
+  const cpuMicros = Object.fromEntries(
+    Object.keys(loads[0].cpuMicros).map((group) => [
+      group,
+      Math.round(
+        sum(loads.map((load) => load.cpuMicros[group as CpuGroup | 'total'] * load.requests)) / requests,
+      ),
+    ]),
+  ) as LoadResult['cpuMicros'];
+  const p50s = loads.map((load) => load.p50).sort((a, b) => a - b);
+  return {
+    label,
+    cpuMicros,
+    rps: Math.round(sum(loads.map((load) => load.rps)) / loads.length),
+    p50: p50s[Math.floor(p50s.length / 2)],
+    p99: Math.max(...loads.map((load) => load.p99)),
+    requests,
+    non2xx: sum(loads.map((load) => load.non2xx)),
+    errors: sum(loads.map((load) => load.errors)),
+  };
+}
+
 export function formatRow(row: LoadResult): string {
   const cpu = row.cpuMicros;
   return `${row.label.padEnd(28)} req/s ${String(row.rps).padStart(6)}   p50 ${String(row.p50).padStart(4)} ms   p99 ${String(

@@ -109,6 +109,8 @@ export const gatewaySchema = {
   STREAM_HEARTBEAT_MS: integer(100, 15_000, 15_000),
   /** Events a stream may hold for a client that does not read them; past it the stream is closed (resume with Last-Event-ID). */
   STREAM_BUFFER_EVENTS: integer(10, 100_000, 1000),
+  /** How long a gateway keeps receiving events after its last stream closed (a client reconnecting). */
+  STREAM_FEED_LINGER_MS: integer(0, 3_600_000, 30_000),
   ...rateLimitSchema,
 };
 

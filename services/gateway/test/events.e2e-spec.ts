@@ -362,6 +362,31 @@ describe('events API and stream', () => {
     });
   });
 
+  it('a gateway receives the event feed only while it has streams open, and STREAM_FEED_LINGER_MS after', async () => {
+    const gateway: RunningGateway = await startGateway(
+      { ...stack.gatewayConfig(), STREAM_FEED_LINGER_MS: 300 },
+      createLogger('test', 'silent'),
+    );
+    const feedBound = async () =>
+      /^cms_event_feed_bound (\d)$/m.exec(await (await fetch(`${gateway.url}/metrics`)).text())![1];
+    try {
+      expect(await feedBound()).toBe('0');
+      const first = await stream(gateway.url, account.apiKey).open();
+      expect(await feedBound()).toBe('1');
+      const before = await account.api.post('/v1/conversations', {});
+      await eventually(() => first.events.some((e) => e.data.conversation_id === before.body.id));
+      first.close();
+      await eventually(async () => (await feedBound()) === '0');
+      // Bound again before the next stream starts: its first event is not missed.
+      const second = await stream(gateway.url, account.apiKey).open();
+      const after = await account.api.post('/v1/conversations', {});
+      await eventually(() => second.events.some((e) => e.data.conversation_id === after.body.id));
+      expect(second.events.map((e) => e.data.conversation_id)).toEqual([after.body.id]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('a gateway closing ends its open streams at once', async () => {
     const gateway: RunningGateway = await startGateway(stack.gatewayConfig(), createLogger('test', 'silent'));
     const client = await stream(gateway.url, account.apiKey).open();

@@ -2,6 +2,7 @@ import { Inject, Module, type OnApplicationBootstrap, type OnModuleDestroy } fro
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import type Redis from 'ioredis';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import type { GatewayConfig } from '@app/config';
 import { RpcClient } from '@app/messaging';
 import { AMQP_CONNECTION, GATEWAY_LOGGER } from '../core/tokens';
@@ -24,13 +25,14 @@ import { StreamSlots } from './stream-slots';
   providers: [
     {
       provide: StreamHub,
-      inject: [AMQP_CONNECTION, RpcClient, REDIS, GATEWAY_CONFIG, GATEWAY_LOGGER],
+      inject: [AMQP_CONNECTION, RpcClient, REDIS, GATEWAY_CONFIG, GATEWAY_LOGGER, Registry],
       useFactory: (
         amqp: AmqpConnectionManager,
         rpc: RpcClient,
         redis: Redis,
         config: GatewayConfig,
         logger: Logger,
+        registry: Registry,
       ) =>
         new StreamHub(
           amqp,
@@ -38,6 +40,7 @@ import { StreamSlots } from './stream-slots';
           new StreamSlots(redis, config.REDIS_KEY_PREFIX, config.STREAMS_PER_ACCOUNT),
           config,
           logger,
+          registry,
         ),
     },
   ],

@@ -2,6 +2,7 @@ import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-mana
 import type { Channel } from 'amqplib';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
 import type { GatewayConfig } from '@app/config';
 import {
   type CloudEvent,
@@ -12,6 +13,7 @@ import {
 } from '@app/contracts';
 import { type Dialect, isEventType } from '@app/dialects';
 import { DomainError } from '@app/errors';
+import { METRIC_PREFIX } from '@app/observability';
 import type { RpcClient } from '@app/messaging';
 import { EventStream } from './event-stream';
 import { SLOT_TTL_MS, type StreamSlots } from './stream-slots';
@@ -29,14 +31,21 @@ export interface StreamRequest {
 
 /**
  * The live half of the events API, one per gateway process. The gateway consumes
- * `conversations.events` through a queue of its own (exclusive, auto-delete, server-named, bound
- * to every event for as long as the process runs) and hands each event to its account's open
- * streams here; any replica's stream sees every event, whichever replica's request caused it.
+ * `conversations.events` through a queue of its own (exclusive, auto-delete, server-named) and
+ * hands each event to its account's open streams here; any replica's stream sees every event,
+ * whichever replica's request caused it. The queue is bound to the exchange only while the
+ * process has streams open (and STREAM_FEED_LINGER_MS after): a gateway nobody streams from receives no
+ * events, so N gateways do not multiply every event's broker and parsing cost by N.
  * If the feed's channel drops, events may have been missed: every stream is closed and its client
  * resumes with Last-Event-ID. Open streams per account are bounded across replicas (StreamSlots).
  */
 export class StreamHub {
   private channel?: ChannelWrapper;
+  /** The feed's channel and queue, once set up; bound to the exchange while `bound`. */
+  private feed?: { channel: Channel; queue: string };
+  private bound = false;
+  private binding?: Promise<void>;
+  private unbindTimer?: NodeJS.Timeout;
   private consuming = false;
   private stopping = false;
   private renewal?: NodeJS.Timeout;
@@ -48,7 +57,27 @@ export class StreamHub {
     private readonly slots: StreamSlots,
     private readonly config: GatewayConfig,
     private readonly logger: Logger,
-  ) {}
+    registry: Registry,
+  ) {
+    const openStreams = () => this.openStreams;
+    const bound = () => (this.bound ? 1 : 0);
+    new Gauge({
+      name: `${METRIC_PREFIX}event_streams_open`,
+      help: 'Open GET /v1/events/stream connections of this process',
+      registers: [registry],
+      collect() {
+        this.set(openStreams());
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}event_feed_bound`,
+      help: 'Whether this process receives conversations.events (1 while it has streams open, and STREAM_FEED_LINGER_MS after)',
+      registers: [registry],
+      collect() {
+        this.set(bound());
+      },
+    });
+  }
 
   /** Resolves once the feed is consuming (the gateway waits for RabbitMQ at start-up anyway). */
   async start(): Promise<void> {
@@ -62,9 +91,10 @@ export class StreamHub {
           autoDelete: true,
           durable: false,
         });
-        await channel.bindQueue(queue, CONVERSATIONS_EVENTS_EXCHANGE, '#');
         await channel.consume(queue, (message) => message && this.dispatch(message.content), { noAck: true });
         channel.once('close', () => this.feedLost());
+        this.feed = { channel, queue };
+        this.bound = false;
         this.consuming = true;
       },
     });
@@ -76,6 +106,7 @@ export class StreamHub {
   async stop(): Promise<void> {
     this.stopping = true;
     clearInterval(this.renewal);
+    clearTimeout(this.unbindTimer);
     this.closeAll();
     await this.channel?.close().catch(() => undefined);
   }
@@ -114,6 +145,9 @@ export class StreamHub {
     const streams = this.streams.get(accountId) ?? new Set();
     this.streams.set(accountId, streams.add(stream));
     try {
+      // Bound before the backlog is read (or, with none, before the stream starts): every event
+      // after this point arrives live, every one before it is in the backlog.
+      await this.ensureBound();
       let page = request.lastEventId
         ? await this.rpc.call(EventRpc.replay, request.call, {
             afterEventId: request.lastEventId,
@@ -160,10 +194,48 @@ export class StreamHub {
     }
   }
 
+  /** Binds the feed's queue to every event, once; concurrent callers share the one bind. */
+  private ensureBound(): Promise<void> {
+    const feed = this.feed;
+    if (this.bound) return Promise.resolve();
+    if (!feed) {
+      return Promise.reject(
+        new DomainError('service_unavailable', 'The live event feed is not connected; retry shortly.'),
+      );
+    }
+    this.binding ??= feed.channel
+      .bindQueue(feed.queue, CONVERSATIONS_EVENTS_EXCHANGE, '#')
+      .then(() => {
+        if (this.feed === feed) this.bound = true;
+      })
+      .catch(() => {
+        throw new DomainError('service_unavailable', 'The live event feed is not connected; retry shortly.');
+      })
+      .finally(() => (this.binding = undefined));
+    return this.binding;
+  }
+
+  /**
+   * Unbinds the feed if no stream is open (STREAM_FEED_LINGER_MS after the last one closed). The
+   * channel runs its operations in order, so a bind asked for meanwhile lands after this unbind.
+   */
+  private unbindIfIdle(): void {
+    const feed = this.feed;
+    if (!feed || !this.bound || this.binding || this.streams.size > 0) return;
+    this.bound = false;
+    feed.channel
+      .unbindQueue(feed.queue, CONVERSATIONS_EVENTS_EXCHANGE, '#')
+      .catch((error: Error) => this.logger.debug({ err: error.message }, 'event feed not unbound'));
+  }
+
   private closed(stream: EventStream): void {
     const streams = this.streams.get(stream.accountId);
     streams?.delete(stream);
     if (streams?.size === 0) this.streams.delete(stream.accountId);
+    if (this.streams.size === 0) {
+      clearTimeout(this.unbindTimer);
+      this.unbindTimer = setTimeout(() => this.unbindIfIdle(), this.config.STREAM_FEED_LINGER_MS).unref();
+    }
     this.slots
       .release(stream.accountId, stream.id)
       .catch((error: Error) =>
@@ -179,6 +251,8 @@ export class StreamHub {
 
   private feedLost(): void {
     this.consuming = false;
+    this.feed = undefined;
+    this.bound = false;
     if (this.stopping) return;
     this.logger.warn(
       { streams: this.openStreams },
