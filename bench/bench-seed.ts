@@ -3,15 +3,19 @@ import { Client } from 'pg';
 /**
  * Seeds one account the way bench/baseline does (80% active, 20% closed, N messages each, one
  * per minute of history), straight into the conversations schema, keeping its counters right.
- * Conversation ids are deterministic so the load generator needs no database access.
+ * Conversation ids are deterministic so the load generator needs no database access; the
+ * account's index (0, 1, ...) is in them, so several seeded accounts share a database.
  */
-export const conversationIdFor = (i: number) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+const accountGroup = (account: number) => (0x8000 + account).toString(16);
+export const conversationIdFor = (i: number, account = 0) =>
+  `00000000-0000-4000-${accountGroup(account)}-${i.toString(16).padStart(12, '0')}`;
 
 export async function seedAccount(
   databaseUrl: string,
   accountId: string,
   conversations: number,
   messagesPerConversation: number,
+  accountIndex = 0,
 ): Promise<void> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
@@ -20,12 +24,12 @@ export async function seedAccount(
     await db.query(
       `INSERT INTO conversations.conversations
          (id, account_id, status, subject, metadata, message_count, last_message_at, created_at, updated_at)
-       SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, $1::uuid,
+       SELECT ('00000000-0000-4000-' || $4::text || '-' || lpad(to_hex(i), 12, '0'))::uuid, $1::uuid,
               CASE WHEN i % 5 = 0 THEN 'closed' ELSE 'active' END, 'Seeded conversation ' || i, '{}'::jsonb,
               $3::int, now() - make_interval(mins => $2::int - i), now() - make_interval(mins => $2::int - i + 60),
               now() - make_interval(mins => $2::int - i)
          FROM generate_series(0, $2::int - 1) AS i`,
-      [accountId, conversations, messagesPerConversation],
+      [accountId, conversations, messagesPerConversation, accountGroup(accountIndex)],
     );
     await db.query(
       `INSERT INTO conversations.messages (id, conversation_id, account_id, position, sender, content, created_at)

@@ -46,6 +46,12 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '3900' },
     /** After seeding: CHECKPOINT and pg_prewarm, as on a server that has run a while (bench:scale). */
     prewarm: { type: 'boolean', default: false },
+    /**
+     * Instead of --conversations: one account per size (e.g. `10000,1000000`) in the same
+     * database, each endpoint driven on them in alternating slices, and the largest compared
+     * with the smallest (bench:scale).
+     */
+    sizes: { type: 'string' },
   },
 });
 
@@ -100,6 +106,57 @@ async function benchLimiterCost(requests: autocannon.Request[], out: string): Pr
   );
 }
 
+/**
+ * Issue 11, item 5: the same endpoints on accounts of different sizes in one database, in
+ * alternating slices (3 per size), so the machine's drift falls on every size alike.
+ */
+async function benchSizes(sizes: number[], out: string): Promise<void> {
+  const accounts: Array<{ size: number; load: ReturnType<typeof workloads> }> = [];
+  for (const [index, size] of sizes.entries()) {
+    const { accountId, apiKey } = await createBenchAccount(`bench-${size}`);
+    const started = Date.now();
+    await seedAccount(DATABASE_URL, accountId, size, 10, index);
+    console.log(`# seeded ${size} conversations x 10 messages in ${Date.now() - started} ms`);
+    accounts.push({ size, load: workloads(apiKey, size, index) });
+  }
+  if (args.prewarm) await settleAfterLoad(DATABASE_URL);
+  const rounds = 3;
+  const durationSeconds = Math.max(2, Math.round(Number(args.duration) / rounds));
+  for (const endpoint of args.endpoints.split(',').filter(Boolean) as Array<
+    keyof ReturnType<typeof workloads>
+  >) {
+    const drive = (account: (typeof accounts)[number], label: string, seconds: number) =>
+      runLoad(label, {
+        url: base,
+        connections: Number(args.connections),
+        requests: account.load[endpoint],
+        durationSeconds: seconds,
+      });
+    for (const account of accounts) await drive(account, 'warmup', Number(args.warmup));
+    const slices = accounts.map(() => [] as LoadResult[]);
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, account] of accounts.entries()) {
+        slices[index].push(await drive(account, `slice ${round}`, durationSeconds));
+      }
+    }
+    const rows = accounts.map((account, index) =>
+      combineLoads(`stack/${endpoint} @${account.size}`, slices[index]),
+    );
+    for (const [index, row] of rows.entries()) {
+      console.log(formatRow(row));
+      appendFileSync(
+        out,
+        `${JSON.stringify({ ...row, conversations: accounts[index].size, at: new Date().toISOString() })}\n`,
+      );
+    }
+    const [smallest, largest] = [rows[0], rows[rows.length - 1]];
+    const ratio = (a: number, b: number) => (a / b).toFixed(2);
+    console.log(
+      `# ${endpoint}: ${accounts[accounts.length - 1].size} against ${accounts[0].size} conversations: p50 ${ratio(largest.p50, smallest.p50)}x, p99 ${ratio(largest.p99, smallest.p99)}x, CPU per request ${ratio(largest.cpuMicros.total, smallest.cpuMicros.total)}x (postgres ${ratio(largest.cpuMicros.postgres, smallest.cpuMicros.postgres)}x)`,
+    );
+  }
+}
+
 async function createBenchAccount(name = 'bench'): Promise<{ accountId: string; apiKey: string }> {
   const db = new DataSource(gatewayDataSourceOptions({ DATABASE_URL, DATABASE_POOL_SIZE: 1 }));
   await db.initialize();
@@ -113,13 +170,13 @@ async function createBenchAccount(name = 'bench'): Promise<{ accountId: string; 
   }
 }
 
-function workloads(apiKey: string) {
+function workloads(apiKey: string, size = conversations, accountIndex = 0) {
   const auth = { authorization: `Bearer ${apiKey}` };
-  const randomConversation = () => conversationIdFor(Math.floor(Math.random() * conversations));
+  const randomConversation = () => conversationIdFor(Math.floor(Math.random() * size), accountIndex);
   // Every fifth seeded conversation is closed; messages go to open ones so every send is a 201.
   const randomOpenConversation = () => {
-    const i = Math.floor(Math.random() * conversations);
-    return conversationIdFor(i % 5 === 0 ? (i + 1) % conversations : i);
+    const i = Math.floor(Math.random() * size);
+    return conversationIdFor(i % 5 === 0 ? (i + 1) % size : i, accountIndex);
   };
   let sent = 0;
   return {
@@ -257,6 +314,10 @@ async function main(): Promise<void> {
     if (!args['skip-limiter-cost']) {
       services.start('gateway', { ...env, PORT: String(Number(args.port) + 1), RATE_LIMIT_ENABLED: 'false' });
       await waitForReady(unlimitedBase);
+    }
+    if (args.sizes) {
+      await benchSizes(args.sizes.split(',').map(Number), out);
+      return;
     }
     const { accountId, apiKey } = await createBenchAccount();
     const started = Date.now();

@@ -8,6 +8,7 @@ import { OutboxWakeInProcess1764300000000 } from './migrations/1764300000000-out
 import { ListFilterIndexes1764300000001 } from './migrations/1764300000001-list-filter-indexes';
 import { ListCountIndex1764300000002 } from './migrations/1764300000002-list-count-index';
 import { EventSequencesAndStore1764400000000 } from './migrations/1764400000000-event-sequences-and-store';
+import { FirstResponsesPerRow1764500000000 } from './migrations/1764500000000-first-responses-per-row';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
@@ -28,6 +29,7 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       ListFilterIndexes1764300000001,
       ListCountIndex1764300000002,
       EventSequencesAndStore1764400000000,
+      FirstResponsesPerRow1764500000000,
     ],
   } as DataSourceOptions;
 }

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { createLogger } from '@app/observability';
+import { prepareDatabase } from '@app/database';
+import {
+  CONVERSATIONS_SCHEMA,
+  conversationsDataSourceOptions,
+} from '../services/conversations/src/data-source';
+import { SQL } from '../services/conversations/src/conversations/conversations.sql';
+import { conversationIdFor, recreateDatabase, seedAccount } from './bench-seed';
+
+/**
+ * `npm run bench:send-statement` (issue 11, item 4): what each part of send-message's one
+ * statement costs Postgres. On its own database (`cms_bench_statement`, recreated, 10,000
+ * conversations), one connection runs the service's prepared statement back to back, in variants
+ * that leave a part out, alternating ROUNDS times; synchronous_commit is off for the session so
+ * the disk's flush does not drown the CPU's share. Microseconds per statement, client round trip
+ * included (the same in every variant), medians. Then a bulk import (conversations, then their
+ * messages in one statement, as a migration from another product would) of growing size into
+ * that account, timed per message: it should not grow with the import's size.
+ */
+const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, '/cms_bench_statement');
+const CONVERSATIONS = 10_000;
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const SECONDS = Number(process.env.SECONDS ?? 4);
+const ACCOUNT = randomUUID();
+
+const full = SQL.sendMessage.text;
+const final = full.indexOf('SELECT row_to_json(c)');
+/** The statement with its CTEs from `part` on left out (they are the last ones). */
+const without = (part: string) =>
+  `${full.slice(0, full.indexOf(part)).trimEnd().replace(/,$/, '')} ${full.slice(final)}`;
+
+/** The analytics triggers on messages (slot counts per statement, first responses per row) on or off. */
+const analyticsTriggers = (on: boolean) =>
+  ['analytics_messages_inserted', 'analytics_first_response']
+    .map((trigger) => `${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`)
+    .reduce(
+      (sql, action, index) => `${sql}${index ? ',' : ''} ${action}`,
+      'ALTER TABLE conversations.messages',
+    );
+const VARIANTS: Array<{ name: string; text: string; trigger: boolean }> = [
+  { name: 'as shipped', text: full, trigger: true },
+  { name: 'without the analytics triggers', text: full, trigger: false },
+  { name: 'without the command-log row', text: without('command AS ('), trigger: true },
+  { name: 'without the event (and command-log) rows', text: without('event AS ('), trigger: true },
+];
+
+async function timeVariant(db: Client, variant: (typeof VARIANTS)[number], index: number): Promise<number> {
+  await db.query(analyticsTriggers(variant.trigger));
+  const parameters = (variant.text.match(/\$\d+/g) ?? []).map((p) => Number(p.slice(1)));
+  const count = Math.max(...parameters);
+  const deadline = performance.now() + SECONDS * 1000;
+  let statements = 0;
+  const started = performance.now();
+  while (performance.now() < deadline) {
+    const i = Math.floor(Math.random() * CONVERSATIONS);
+    const values = [
+      conversationIdFor(i % 5 === 0 ? (i + 1) % CONVERSATIONS : i),
+      ACCOUNT,
+      randomUUID(),
+      'agent',
+      'How can I help?',
+      randomUUID(),
+      'message.sent',
+      '{"specversion":"1.0","source":"bench"}',
+      randomUUID(),
+      'conversations.sendMessage',
+      'bench',
+    ].slice(0, count);
+    await db.query({ name: `variant_${index}`, text: variant.text, values });
+    statements++;
+  }
+  return ((performance.now() - started) * 1000) / statements;
+}
+
+/** One import of `count` conversations x 10 messages, rolled back; ms for the messages' statement. */
+async function timeBulkImport(db: Client, count: number): Promise<number> {
+  await db.query('BEGIN');
+  try {
+    await db.query(
+      `INSERT INTO conversations.conversations (id, account_id, status, metadata, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, 'active', '{}', now(), now() FROM generate_series(1, $2::int)`,
+      [ACCOUNT, count],
+    );
+    const started = performance.now();
+    await db.query(
+      `INSERT INTO conversations.messages (id, conversation_id, account_id, position, sender, content, created_at)
+       SELECT gen_random_uuid(), c.id, c.account_id, k, CASE WHEN k % 2 = 0 THEN 'agent' ELSE 'visitor' END,
+              'imported', c.created_at + make_interval(secs => k)
+         FROM conversations.conversations c CROSS JOIN generate_series(1, 10) k
+        WHERE c.account_id = $1 AND c.message_count = 0`,
+      [ACCOUNT],
+    );
+    return performance.now() - started;
+  } finally {
+    await db.query('ROLLBACK');
+  }
+}
+
+async function main(): Promise<void> {
+  await recreateDatabase(ADMIN_URL, 'cms_bench_statement');
+  await prepareDatabase(
+    conversationsDataSourceOptions({ DATABASE_URL, DATABASE_POOL_SIZE: 2 }),
+    CONVERSATIONS_SCHEMA,
+    createLogger('bench', 'warn'),
+  );
+  await seedAccount(DATABASE_URL, ACCOUNT, CONVERSATIONS, 10);
+  const db = new Client({ connectionString: DATABASE_URL, options: '-c synchronous_commit=off' });
+  await db.connect();
+  try {
+    const samples = VARIANTS.map(() => [] as number[]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [index, variant] of VARIANTS.entries())
+        samples[index].push(await timeVariant(db, variant, index));
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    const shipped = median(samples[0]);
+    console.log(`# send-message statement, us per statement (median of ${ROUNDS} rounds of ${SECONDS} s)`);
+    for (const [index, variant] of VARIANTS.entries()) {
+      const us = median(samples[index]);
+      const part = index === 0 ? '' : `  (that part: ${Math.round(shipped - us)} us)`;
+      console.log(`${variant.name.padEnd(42)} ${Math.round(us)}${part}`);
+    }
+    await db.query(analyticsTriggers(true));
+    // As on a database that has run a while: the planner knows how many conversations wait.
+    await db.query('ANALYZE conversations.analytics_first_responses');
+    console.log('# bulk import into the account: conversations x 10 messages, us per message');
+    for (const count of [1000, 4000, 16000]) {
+      const ms = await timeBulkImport(db, count);
+      console.log(`${String(count).padEnd(42)} ${Math.round((ms * 1000) / (count * 10))}`);
+    }
+  } finally {
+    await db.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
