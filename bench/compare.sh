@@ -9,6 +9,13 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-15}
 WARMUP=${WARMUP:-5}
 BASELINE_DIR=$(cd "${BASELINE_DIR:-../shared/bench/baseline}" && pwd)
+# The baseline writes its results (and node_modules) next to itself: a read-only checkout of it
+# is run from a copy.
+if [ ! -w "$BASELINE_DIR" ]; then
+  copy=${TMPDIR:-/tmp}/cms-bench-baseline
+  rm -rf "$copy" && cp -r "$BASELINE_DIR" "$copy" && chmod -R u+w "$copy"
+  BASELINE_DIR=$copy
+fi
 OUT_DIR=bench/results/compare-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT_DIR"
 

@@ -101,8 +101,9 @@ async function benchLimiterCost(requests: autocannon.Request[], out: string): Pr
   const gateway = limited.cpuMicros.gateway - unlimited.cpuMicros.gateway;
   const redis = limited.cpuMicros.redis - unlimited.cpuMicros.redis;
   const share = (((gateway + redis) / unlimited.cpuMicros.total) * 100).toFixed(1);
+  const signed = (us: number) => (us < 0 ? `${us}` : `+${us}`);
   console.log(
-    `# rate limiter cost on get (${slices} alternating slices of ${durationSeconds} s each): ${gateway + redis} us of server CPU per request (${share}% of the ${unlimited.cpuMicros.total} us without it): gateway +${gateway} us, redis +${redis} us; whole stack ${limited.cpuMicros.total - unlimited.cpuMicros.total} us`,
+    `# rate limiter cost on get (${slices} alternating slices of ${durationSeconds} s each): ${gateway + redis} us of server CPU per request (${share}% of the ${unlimited.cpuMicros.total} us without it): gateway ${signed(gateway)} us, redis ${signed(redis)} us; whole stack ${signed(limited.cpuMicros.total - unlimited.cpuMicros.total)} us`,
   );
 }
 
