@@ -125,7 +125,7 @@ export class StreamHub {
    */
   async open(request: StreamRequest): Promise<void> {
     if (!this.consuming || this.stopping) {
-      throw new DomainError('service_unavailable', 'The live event feed is not connected; retry shortly.');
+      throw feedUnavailable();
     }
     const { accountId } = request.call;
     const stream = new EventStream(
@@ -199,9 +199,7 @@ export class StreamHub {
     const feed = this.feed;
     if (this.bound) return Promise.resolve();
     if (!feed) {
-      return Promise.reject(
-        new DomainError('service_unavailable', 'The live event feed is not connected; retry shortly.'),
-      );
+      return Promise.reject(feedUnavailable());
     }
     this.binding ??= feed.channel
       .bindQueue(feed.queue, CONVERSATIONS_EVENTS_EXCHANGE, '#')
@@ -209,7 +207,7 @@ export class StreamHub {
         if (this.feed === feed) this.bound = true;
       })
       .catch(() => {
-        throw new DomainError('service_unavailable', 'The live event feed is not connected; retry shortly.');
+        throw feedUnavailable();
       })
       .finally(() => (this.binding = undefined));
     return this.binding;
@@ -276,6 +274,9 @@ export class StreamHub {
     }
   }
 }
+
+const feedUnavailable = () =>
+  new DomainError('service_unavailable', 'The live event feed is not connected; retry shortly.');
 
 /** A published CloudEvent as the events API shows it, with its account; undefined if it is not one. */
 function toEventView(content: Buffer): { accountId: string; view: EventView } | undefined {
