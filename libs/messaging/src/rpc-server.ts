@@ -1,11 +1,10 @@
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { lastValueFrom } from 'rxjs';
+import { isObservable, lastValueFrom } from 'rxjs';
 import type { Logger } from 'pino';
 import { parseWith, type RpcOperation, type RpcReply, type RpcRequest } from '@app/contracts';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
-import { requestContext } from '@app/observability';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import {
   DEAD_LETTER_QUEUE_OPTIONS,
@@ -138,14 +137,11 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       this.deadLetter(channel, message, 'unparseable RPC request');
       return;
     }
-    const context = { request_id: request.requestId, account_id: request.accountId };
-    const reply = await requestContext.run(context, () =>
-      this.dispatch({
-        ...request,
-        redelivered: message.fields.redelivered,
-        answerBy: answerBy(message),
-      }),
-    );
+    const reply = await this.dispatch({
+      ...request,
+      redelivered: message.fields.redelivered,
+      answerBy: answerBy(message),
+    });
     try {
       if (replyTo) {
         channel.sendToQueue(replyTo, Buffer.from(JSON.stringify(reply)), {
@@ -158,18 +154,19 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       // The channel died after the work was committed: the command comes back redelivered and
       // the handler's command-id check answers it from the stored result.
       this.options.logger.warn(
-        { err: (error as Error).message, ...context },
+        { err: (error as Error).message, ...logContext(request) },
         'could not reply/ack RPC command',
       );
     }
   }
 
-  /** Runs the handler; one log line per command (the request context adds request and account ids). */
+  /** Runs the handler; one log line per command, with its request and account ids. */
   private async dispatch(request: RpcRequest): Promise<RpcReply> {
     const startedAt = performance.now();
     const reply = await this.run(request);
     this.options.logger.info(
       {
+        ...logContext(request),
         pattern: request.pattern,
         redelivered: request.redelivered,
         outcome: reply.ok ? 'ok' : reply.error.code,
@@ -205,15 +202,19 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     const handler = this.handlerFor(request.pattern);
     const operation = this.operations.get(request.pattern);
     if (!handler || !operation) {
-      this.options.logger.error({ pattern: request.pattern }, 'no handler for RPC pattern');
+      this.options.logger.error(
+        { ...logContext(request), pattern: request.pattern },
+        'no handler for RPC pattern',
+      );
       return { ok: false, error: { code: 'internal_error', detail: `Unknown operation ${request.pattern}` } };
     }
     try {
       const command = { ...request, data: parseWith(operation.command, request.data) };
-      const call = async (): Promise<unknown> =>
-        lastValueFrom<unknown, null>(this.transformToObservable(await handler(command)), {
-          defaultValue: null,
-        });
+      const call = async (): Promise<unknown> => {
+        // Our handlers return promises; RxJS is only for one that returns an Observable.
+        const result: unknown = await handler(command);
+        return isObservable(result) ? lastValueFrom(result, { defaultValue: null }) : (result ?? null);
+      };
       const failures = this.options.failures ?? NO_FAILURE_POLICY;
       const data = await (operation.readOnly ? failures.retryRead(call, request.answerBy) : call());
       return { ok: true, data };
@@ -223,12 +224,15 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       if (outage) {
         // An outage, not a bug: the caller is told to retry (503), the cause is logged.
         this.options.logger.warn(
-          { err: (error as Error).message, pattern: request.pattern },
+          { ...logContext(request), err: (error as Error).message, pattern: request.pattern },
           outage.code === 'database_unavailable' ? 'database unavailable' : outage.message,
         );
         return { ok: false, error: outage.toPayload() };
       }
-      this.options.logger.error({ err: error, pattern: request.pattern }, 'rpc handler failed');
+      this.options.logger.error(
+        { ...logContext(request), err: error, pattern: request.pattern },
+        'rpc handler failed',
+      );
       return { ok: false, error: { code: 'internal_error', detail: 'The request could not be completed.' } };
     }
   }
@@ -277,4 +281,9 @@ function parseRequest(content: Buffer): RpcRequest | undefined {
 function answerBy(message: ConsumeMessage): number | undefined {
   const ttl = Number(message.properties.expiration);
   return Number.isFinite(ttl) && ttl > 0 ? Date.now() + ttl : undefined;
+}
+
+/** The fields that let one request be followed across services' logs. */
+function logContext(request: RpcRequest): { request_id: string; account_id: string } {
+  return { request_id: request.requestId, account_id: request.accountId };
 }

@@ -1,4 +1,3 @@
-export * from './request-context';
 export * from './logger';
 export * from './pino-nest-logger';
 export * from './ops/metrics-registry';

@@ -1,5 +1,4 @@
 import pino, { Logger } from 'pino';
-import { requestContext } from './request-context';
 
 /**
  * Fields that must never reach a log line, at the top level or one object down: credentials
@@ -17,8 +16,9 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * JSON logs on stderr (stdout stays free for CLI output). The request context, when there is one,
- * is mixed into every line so one request can be followed across services.
+ * JSON logs on stderr (stdout stays free for CLI output). Lines written for a request name its
+ * `request_id` and `account_id` themselves, so one request can be followed across services (no
+ * AsyncLocalStorage: its promise hooks cost every promise of the process, request or not).
  */
 export function createLogger(service: string, level: string): Logger {
   return pino(
@@ -28,7 +28,6 @@ export function createLogger(service: string, level: string): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       // "level":"error", not pino's number: what people grep for and log pipelines expect.
       formatters: { level: (label) => ({ level: label }) },
-      mixin: () => ({ ...requestContext.getStore() }),
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     },
     pino.destination({ dest: 2, sync: false }),

@@ -16,7 +16,7 @@ import {
 } from '@app/contracts';
 import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
-import { OutboxWriter } from '../outbox/outbox.writer';
+import { type EventCause, OutboxWriter } from '../outbox/outbox.writer';
 import { toConversationView, toMessageView } from './conversation-row';
 import { ConversationsRepository, MAX_MESSAGES_PER_READ } from './conversations.repository';
 import { editedDetails } from './edited-details';
@@ -96,9 +96,9 @@ export class ConversationsService {
           metadata: command.metadata ?? {},
         });
         const started = toConversationView(row);
-        await this.outbox.append(tx, accountId, row, 'conversation.started', { conversation: started });
+        await this.outbox.append(tx, request, row, 'conversation.started', { conversation: started });
         if (!command.message) return started;
-        const saved = await this.appendMessage(tx, accountId, row.id, command.message);
+        const saved = await this.appendMessage(tx, request, row.id, command.message);
         return saved!.conversation;
       }),
     );
@@ -106,7 +106,7 @@ export class ConversationsService {
 
   sendMessage(request: RpcCall<typeof ConversationRpc.sendMessage>): Promise<MessageView> {
     const { data: command, accountId } = request;
-    const event = this.outbox.envelope(accountId, command.conversationId, messageEventType(command.sender));
+    const event = this.outbox.envelope(request, command.conversationId, messageEventType(command.sender));
     return this.outbox.relayOnCommit(
       this.commands.applyOnceInStatement(request, async (record) => {
         const saved = await this.conversations.sendMessage(
@@ -159,12 +159,12 @@ export class ConversationsService {
             event === 'conversation.status_changed'
               ? { conversation, previous_status: previous }
               : { conversation };
-          await this.outbox.append(tx, accountId, current, event, data);
+          await this.outbox.append(tx, request, current, event, data);
         }
         const edit = editedDetails(current, command);
         if (edit.changed.length > 0) {
           current = await this.conversations.updateDetails(tx, accountId, current.id, edit.details);
-          await this.outbox.append(tx, accountId, current, 'conversation.updated', {
+          await this.outbox.append(tx, request, current, 'conversation.updated', {
             conversation: toConversationView(current),
             changed: edit.changed,
           });
@@ -221,7 +221,7 @@ export class ConversationsService {
           ...contact,
           created_at: saved.lead.created_at,
         };
-        await this.outbox.append(tx, request.accountId, saved.conversation, 'lead.captured', {
+        await this.outbox.append(tx, request, saved.conversation, 'lead.captured', {
           conversation_id: current.id,
           lead,
         });
@@ -236,11 +236,11 @@ export class ConversationsService {
    */
   private async appendMessage(
     tx: EntityManager,
-    accountId: string,
+    cause: EventCause,
     conversationId: string,
     input: NewMessage,
   ) {
-    const saved = await this.conversations.appendMessage(tx, accountId, conversationId, {
+    const saved = await this.conversations.appendMessage(tx, cause.accountId, conversationId, {
       id: randomUUID(),
       sender: input.sender,
       content: input.content,
@@ -248,7 +248,7 @@ export class ConversationsService {
     if (!saved) return undefined;
     const message = toMessageView(saved.message);
     const type = messageEventType(message.sender);
-    await this.outbox.append(tx, accountId, saved.conversation, type, {
+    await this.outbox.append(tx, cause, saved.conversation, type, {
       conversation_id: conversationId,
       message,
     });

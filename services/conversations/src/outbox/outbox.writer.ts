@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { CloudEvent, CLOUDEVENTS_SOURCE, DomainEventData, DomainEventType } from '@app/contracts';
+import {
+  CloudEvent,
+  CLOUDEVENTS_SOURCE,
+  DomainEventData,
+  DomainEventType,
+  type RpcCallContext,
+} from '@app/contracts';
 import { execute, prepare } from '@app/database';
-import { requestContext } from '@app/observability';
 import { OutboxRelay } from './outbox.relay';
 
 /** Statements prepared once per connection (see libs/database). */
@@ -13,6 +18,9 @@ const SQL = {
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
   ),
 };
+
+/** What caused an event: the command's account, and the API request (the `requestid` extension). */
+export type EventCause = Pick<RpcCallContext, 'accountId' | 'requestId'>;
 
 /**
  * Records a domain event in the outbox inside the caller's transaction: the event exists if and
@@ -33,19 +41,19 @@ export class OutboxWriter {
 
   async append<T extends DomainEventType>(
     tx: EntityManager,
-    accountId: string,
+    cause: EventCause,
     conversation: { id: string; event_sequence: number },
     type: T,
     data: DomainEventData[T],
   ): Promise<CloudEvent<T>> {
     const envelope: CloudEvent<T> = {
-      ...this.envelope(accountId, conversation.id, type),
+      ...this.envelope(cause, conversation.id, type),
       sequence: conversation.event_sequence,
       data,
     };
     await execute(tx, SQL.insertEvent, [
       envelope.id,
-      accountId,
+      cause.accountId,
       conversation.id,
       type,
       JSON.stringify(envelope),
@@ -57,11 +65,10 @@ export class OutboxWriter {
 
   /** A new event's envelope without its data (for statements that add the data themselves). */
   envelope<T extends DomainEventType>(
-    accountId: string,
+    { accountId, requestId }: EventCause,
     conversationId: string,
     type: T,
   ): Omit<CloudEvent<T>, 'data'> {
-    const requestId = requestContext.getStore()?.request_id;
     return {
       specversion: '1.0',
       id: randomUUID(),
