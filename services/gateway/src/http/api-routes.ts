@@ -3,7 +3,7 @@ import type {
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
-  preValidationAsyncHookHandler,
+  preValidationHookHandler,
   RouteOptions,
 } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
@@ -19,9 +19,9 @@ const hooks = <T>(existing: T | T[] | undefined): T[] =>
   existing === undefined ? [] : ([] as T[]).concat(existing);
 
 /** An absent body is an empty object, so the schema names the fields a request left out. */
-const emptyBodyIsEmptyObject: preValidationAsyncHookHandler = (request) => {
+const emptyBodyIsEmptyObject: preValidationHookHandler = (request, _reply, done) => {
   if (request.body === undefined) request.body = {};
-  return Promise.resolve();
+  done();
 };
 
 /**
@@ -38,7 +38,7 @@ export function registerApiRoutes(fastify: FastifyInstance, admission: onRequest
     route.onRequest = [admission, ...hooks(route.onRequest)];
     const endpoint = route.config?.endpoint;
     if (!endpoint) return;
-    const prepare: preValidationAsyncHookHandler[] = [];
+    const prepare: preValidationHookHandler[] = [];
     if (endpoint.query) prepare.push(queryParametersHook({ ...endpoint, query: endpoint.query }));
     if (endpoint.body) prepare.push(emptyBodyIsEmptyObject);
     route.preValidation = [...prepare, ...hooks(route.preValidation)];

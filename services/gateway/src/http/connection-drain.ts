@@ -26,8 +26,9 @@ export function registerConnectionDrain(
   drainMs: number,
   state: DrainState,
 ): () => Promise<void> {
-  fastify.addHook('onSend', async (_request, reply) => {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (state.draining) reply.header('connection', 'close');
+    done(null, payload);
   });
   return async () => {
     state.draining = true;

@@ -23,7 +23,7 @@ export function registerHttpMetrics(fastify: FastifyInstance, registry: Registry
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     const labels = {
       method: request.method,
       route: routeTemplate(request),
@@ -31,5 +31,6 @@ export function registerHttpMetrics(fastify: FastifyInstance, registry: Registry
     };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 }

@@ -1,5 +1,5 @@
 import type { TObject } from '@sinclair/typebox';
-import type { preValidationAsyncHookHandler } from 'fastify';
+import type { preValidationHookHandler } from 'fastify';
 import { parseStatus } from '@app/dialects';
 import { DomainError, FieldError } from '@app/errors';
 import type { Endpoint } from './endpoint';
@@ -58,9 +58,17 @@ export function resolveQueryParameters(
 }
 
 /** The preValidation hook of a route with query parameters: resolves them before the schema checks them. */
-export function queryParametersHook(endpoint: Endpoint & { query: TObject }): preValidationAsyncHookHandler {
-  return (request) => {
-    request.query = resolveQueryParameters(request.query as RawQuery, endpoint.query, endpoint.queryAliases);
-    return Promise.resolve();
+export function queryParametersHook(endpoint: Endpoint & { query: TObject }): preValidationHookHandler {
+  return (request, _reply, done) => {
+    try {
+      request.query = resolveQueryParameters(
+        request.query as RawQuery,
+        endpoint.query,
+        endpoint.queryAliases,
+      );
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
   };
 }

@@ -29,31 +29,39 @@ export class IdempotencyHooks {
     private readonly logger: Logger,
   ) {}
 
+  /**
+   * Callback hooks: most requests carry no key, and they pass through without a promise. One that
+   * answers the request itself (a replay, a conflict) does not call `done`.
+   */
   register(fastify: FastifyInstance): void {
-    fastify.addHook('preHandler', (request, reply) => this.claimOrReplay(request, reply));
-    fastify.addHook('onSend', async (request, reply, payload) => {
+    fastify.addHook('preHandler', (request, reply, done) => {
+      const header = request.headers['idempotency-key'];
+      const accountId = request.principal?.accountId;
+      if (header === undefined || !accountId || !request.routeOptions.config?.endpoint?.idempotent)
+        return done();
+      this.claimOrReplay(request, reply, header, accountId).then((answered) => {
+        if (!answered && !reply.sent) done();
+      }, done);
+    });
+    fastify.addHook('onSend', (request, reply, payload, done) => {
       const claim = this.claims.get(request);
-      if (claim) {
-        this.claims.delete(request);
-        await this.settle(claim, request, reply, payload);
-      }
-      return payload;
+      if (!claim) return done(null, payload);
+      this.claims.delete(request);
+      this.settle(claim, request, reply, payload).then(() => done(null, payload), done);
     });
   }
 
-  /** Resolves with the reply when it answered the request itself (Fastify then waits for it to be sent). */
+  /** Resolves with the reply when it answered the request itself. */
   private async claimOrReplay(
     request: FastifyRequest,
     reply: FastifyReply,
+    header: string | string[],
+    accountId: string,
   ): Promise<FastifyReply | undefined> {
-    const header = request.headers['idempotency-key'];
-    if (header === undefined || !request.principal || !request.routeOptions.config?.endpoint?.idempotent)
-      return undefined;
     const key = Array.isArray(header) ? header[0] : header;
     if (Array.isArray(header) || !KEY_PATTERN.test(key)) {
       return sendProblem(request, reply, invalidKey());
     }
-    const { accountId } = request.principal;
     const fingerprint = {
       method: request.method,
       path: decodePath(request.url),
