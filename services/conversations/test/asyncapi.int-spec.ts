@@ -181,7 +181,9 @@ describe('AsyncAPI document', () => {
         }).filter(([, value]) => value !== undefined),
       );
       expect(Object.keys(carried).sort()).toEqual(Object.keys(trait.headers.properties).sort());
-      const validate = new Ajv({ strict: false }).compile(trait.headers);
+      const ajv = new Ajv({ strict: false });
+      addFormats(ajv); // the trait names formats (uuid, date-time): checked, not ignored with a warning
+      const validate = ajv.compile(trait.headers);
       expect({ valid: validate(carried), errors: validate.errors }).toEqual({ valid: true, errors: null });
       // An AMQP binding's contentEncoding is the content_encoding property (none is set).
       expect(trait.bindings.amqp.contentEncoding).toBe(properties.contentEncoding);
