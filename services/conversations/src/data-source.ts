@@ -9,6 +9,7 @@ import { ListFilterIndexes1764300000001 } from './migrations/1764300000001-list-
 import { ListCountIndex1764300000002 } from './migrations/1764300000002-list-count-index';
 import { EventSequencesAndStore1764400000000 } from './migrations/1764400000000-event-sequences-and-store';
 import { FirstResponsesPerRow1764500000000 } from './migrations/1764500000000-first-responses-per-row';
+import { HotMessageAppends1764600000000 } from './migrations/1764600000000-hot-message-appends';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
@@ -30,6 +31,7 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       ListCountIndex1764300000002,
       EventSequencesAndStore1764400000000,
       FirstResponsesPerRow1764500000000,
+      HotMessageAppends1764600000000,
     ],
   } as DataSourceOptions;
 }

@@ -1,6 +1,8 @@
 import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
 import { prepareDatabase } from '@app/database';
 import { ADMIN_DATABASE_URL, capturedLogger, databaseUrlFor } from '@app/testing';
+import { SQL } from '../src/conversations/conversations.sql';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from '../src/data-source';
 
 /**
@@ -47,5 +49,66 @@ describe('migrations with several replicas starting at once', () => {
     } finally {
       await db.end();
     }
+  });
+});
+
+/**
+ * Migration 1764600000000: a message appended within the conversation's 10-minute window changes
+ * no indexed value, so Postgres updates the conversation's row in place (HOT) instead of adding an
+ * entry to each of its indexes. An index on a column every message changes would undo that.
+ */
+describe('appending messages to a conversation', () => {
+  const database = `${process.env.TEST_RUN_ID}_hot_appends`;
+  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
+  const db = new Client({ connectionString: databaseUrlFor(database) });
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${database}"`);
+    const options = conversationsDataSourceOptions({
+      DATABASE_URL: databaseUrlFor(database),
+      DATABASE_POOL_SIZE: 2,
+    });
+    await prepareDatabase(options, CONVERSATIONS_SCHEMA, capturedLogger().logger);
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('updates the conversation in place (HOT), with no index entry, while its window lasts', async () => {
+    const conversationId = randomUUID();
+    const accountId = randomUUID();
+    const window = async () =>
+      (await db.query(`SELECT conversations.update_window(clock_timestamp())::text AS at`)).rows[0]
+        .at as string;
+    const windowBefore = await window();
+    await db.query(
+      `INSERT INTO conversations.conversations (id, account_id, status, metadata, created_at, updated_at, event_sequence)
+       VALUES ($1, $2, 'active', '{}', now(), now(), 1)`,
+      [conversationId, accountId],
+    );
+    const appends = 5;
+    for (let i = 0; i < appends; i++) {
+      const { rowCount } = await db.query({
+        name: SQL.appendMessage.name,
+        text: SQL.appendMessage.text,
+        values: [conversationId, accountId, randomUUID(), 'visitor', `message ${i}`],
+      });
+      expect(rowCount).toBe(1);
+    }
+    // A window that ended meanwhile makes the first append after it a regular update.
+    const crossed = (await window()) !== windowBefore;
+    await db.query('SELECT pg_stat_force_next_flush()');
+    const { rows } = await db.query<{ updates: string; hot: string }>(
+      `SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot FROM pg_stat_user_tables
+        WHERE schemaname = 'conversations' AND relname = 'conversations'`,
+    );
+    expect({ updates: Number(rows[0].updates), hot: Number(rows[0].hot) }).toEqual({
+      updates: appends,
+      hot: crossed ? appends - 1 : appends,
+    });
   });
 });

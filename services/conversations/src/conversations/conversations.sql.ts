@@ -53,7 +53,9 @@ const FILTER_CONDITIONS: Record<keyof ListFilters, (param: string) => string> = 
   status: (param) => `c.status = ${param}`,
   created_after: (param) => `c.created_at > ${param}::timestamptz`,
   created_before: (param) => `c.created_at < ${param}::timestamptz`,
-  updated_after: (param) => `c.updated_at > ${param}::timestamptz`,
+  // Through the index of 10-minute windows (migration 1764600000000), then exactly.
+  updated_after: (param) =>
+    `c.updated_window >= conversations.update_window(${param}::timestamptz) AND c.updated_at > ${param}::timestamptz`,
   visitor_email: (param) => `lower(c.visitor_email) = lower(${param})`,
 };
 
