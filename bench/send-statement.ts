@@ -40,15 +40,33 @@ const analyticsTriggers = (on: boolean) =>
       (sql, action, index) => `${sql}${index ? ',' : ''} ${action}`,
       'ALTER TABLE conversations.messages',
     );
-const VARIANTS: Array<{ name: string; text: string; trigger: boolean }> = [
+/** The index migration 1764600000000 replaced: with it, no message's conversation update is HOT. */
+const updatedAtIndex = (on: boolean) =>
+  on
+    ? 'CREATE INDEX IF NOT EXISTS bench_updated_at ON conversations.conversations (account_id, updated_at)'
+    : 'DROP INDEX IF EXISTS conversations.bench_updated_at';
+const VARIANTS: Array<{ name: string; text: string; trigger: boolean; updatedAtIndexed?: boolean }> = [
   { name: 'as shipped', text: full, trigger: true },
   { name: 'without the analytics triggers', text: full, trigger: false },
   { name: 'without the command-log row', text: without('command AS ('), trigger: true },
   { name: 'without the event (and command-log) rows', text: without('event AS ('), trigger: true },
+  {
+    name: 'with updated_at indexed (before 1764600000000)',
+    text: full,
+    trigger: true,
+    updatedAtIndexed: true,
+  },
 ];
 
-async function timeVariant(db: Client, variant: (typeof VARIANTS)[number], index: number): Promise<number> {
+interface Sample {
+  us: number;
+  walBytes: number;
+}
+
+async function timeVariant(db: Client, variant: (typeof VARIANTS)[number], index: number): Promise<Sample> {
   await db.query(analyticsTriggers(variant.trigger));
+  await db.query(updatedAtIndex(variant.updatedAtIndexed ?? false));
+  const walBefore = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
   const parameters = (variant.text.match(/\$\d+/g) ?? []).map((p) => Number(p.slice(1)));
   const count = Math.max(...parameters);
   const deadline = performance.now() + SECONDS * 1000;
@@ -72,7 +90,12 @@ async function timeVariant(db: Client, variant: (typeof VARIANTS)[number], index
     await db.query({ name: `variant_${index}`, text: variant.text, values });
     statements++;
   }
-  return ((performance.now() - started) * 1000) / statements;
+  const us = ((performance.now() - started) * 1000) / statements;
+  const { rows } = await db.query<{ bytes: string }>(
+    'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn) AS bytes',
+    [walBefore],
+  );
+  return { us, walBytes: Number(rows[0].bytes) / statements };
 }
 
 /** One import of `count` conversations x 10 messages, rolled back; ms for the messages' statement. */
@@ -110,20 +133,28 @@ async function main(): Promise<void> {
   const db = new Client({ connectionString: DATABASE_URL, options: '-c synchronous_commit=off' });
   await db.connect();
   try {
-    const samples = VARIANTS.map(() => [] as number[]);
+    const samples = VARIANTS.map(() => [] as Sample[]);
     for (let round = 0; round < ROUNDS; round++) {
       for (const [index, variant] of VARIANTS.entries())
         samples[index].push(await timeVariant(db, variant, index));
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-    const shipped = median(samples[0]);
-    console.log(`# send-message statement, us per statement (median of ${ROUNDS} rounds of ${SECONDS} s)`);
+    const us = (index: number) => median(samples[index].map((sample) => sample.us));
+    const wal = (index: number) => median(samples[index].map((sample) => sample.walBytes));
+    console.log(
+      `# send-message statement, us and WAL bytes per statement (medians of ${ROUNDS} rounds of ${SECONDS} s)`,
+    );
     for (const [index, variant] of VARIANTS.entries()) {
-      const us = median(samples[index]);
-      const part = index === 0 ? '' : `  (that part: ${Math.round(shipped - us)} us)`;
-      console.log(`${variant.name.padEnd(42)} ${Math.round(us)}${part}`);
+      const part =
+        index === 0
+          ? ''
+          : `  (that part: ${Math.round(us(0) - us(index))} us, ${Math.round(wal(0) - wal(index))} B)`;
+      console.log(
+        `${variant.name.padEnd(48)} ${Math.round(us(index))} us ${Math.round(wal(index))} B${part}`,
+      );
     }
     await db.query(analyticsTriggers(true));
+    await db.query(updatedAtIndex(false));
     // As on a database that has run a while: the planner knows how many conversations wait.
     await db.query('ANALYZE conversations.analytics_first_responses');
     console.log('# bulk import into the account: conversations x 10 messages, us per message');
