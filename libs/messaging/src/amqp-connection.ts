@@ -1,5 +1,6 @@
 import amqp, { AmqpConnectionManager } from 'amqp-connection-manager';
 import type { Socket } from 'node:net';
+import type { Channel } from 'amqplib';
 import type { Logger } from 'pino';
 
 /**
@@ -31,25 +32,69 @@ export function connectAmqp(url: string, name: string, logger: Logger): AmqpConn
   });
   connection.on('disconnect', ({ err }) => logger.warn({ err: err?.message }, 'amqp disconnected'));
   connection.on('connectFailed', ({ err }) => logger.warn({ err: err?.message }, 'amqp connection failed'));
-  logChannelErrors(connection, logger);
+  healChannels(connection, logger);
   return connection;
 }
 
+/** How long after the broker closed a channel on its own it is opened and set up again. */
+const CHANNEL_REOPEN_MS = 1000;
+
 /**
- * A channel whose setup fails (the connection dropped half-way through declaring its queues, say)
- * emits 'error'; with nobody listening that would crash the process. Every channel of the
- * connection gets a listener: the failure is logged, and the manager sets the channel up again
- * when it reconnects.
+ * Every channel of the connection:
+ * - a setup that fails (the connection dropped half-way through declaring its queues, say) emits
+ *   'error'; with nobody listening that would crash the process. It is logged, and the channel is
+ *   set up again on its next opening.
+ * - a channel error (the broker closing one channel) is logged; with nobody listening, amqplib
+ *   would turn it into the loss of the whole connection and of every other channel on it.
+ * - amqp-connection-manager opens and sets a channel up again when the connection comes back, but
+ *   not when the broker closes the channel alone (a channel error: binding a queue that was
+ *   deleted, a failed precondition) while the connection stays up: the channel would stay dead
+ *   (upstream issue jwalton/node-amqp-connection-manager#347). Such a channel is opened again
+ *   here, CHANNEL_REOPEN_MS later, through the manager's own path (its `_onConnect`), unless the
+ *   connection went down meanwhile (the manager reopens it then) or the channel was closed on purpose.
  */
-function logChannelErrors(connection: AmqpConnectionManager, logger: Logger): void {
+function healChannels(connection: AmqpConnectionManager, logger: Logger): void {
   const createChannel = connection.createChannel.bind(connection);
   connection.createChannel = (options) => {
-    const channel = createChannel(options);
-    channel.on('error', (error: Error, { name }: { name?: string }) =>
+    const wrapper = createChannel(options);
+    const name = options?.name;
+    wrapper.on('error', (error: Error) =>
       logger.warn({ err: error.message, channel: name }, 'amqp channel setup failed'),
     );
-    return channel;
+    // Bumped by every (re)connection: a reopening planned before it is no longer needed.
+    let opening = 0;
+    let closedOnPurpose = false;
+    const connected = () => opening++;
+    connection.on('connect', connected);
+    wrapper.once('close', () => {
+      closedOnPurpose = true;
+      connection.removeListener('connect', connected);
+    });
+    const reopenAfterClose = (channel: Channel) => {
+      const planned = opening;
+      // Unheard, a channel's 'error' takes the whole connection down (every channel with it).
+      channel.on('error', (error: Error) =>
+        logger.warn({ err: error.message, channel: name }, 'amqp channel error'),
+      );
+      channel.once('close', () => {
+        setTimeout(() => {
+          const current = connection.connection;
+          if (closedOnPurpose || !current || planned !== opening) return;
+          opening++;
+          logger.warn({ channel: name }, 'amqp channel closed by the broker; opening it again');
+          void (wrapper as unknown as Reopenable)._onConnect({ connection: current });
+        }, CHANNEL_REOPEN_MS).unref();
+      });
+      return Promise.resolve();
+    };
+    void wrapper.addSetup(reopenAfterClose).catch(() => undefined);
+    return wrapper;
   };
+}
+
+/** The manager's private entry point of a channel's opening (see healChannels). */
+interface Reopenable {
+  _onConnect(event: { connection: unknown }): Promise<void>;
 }
 
 /** The URL without its password, for logs. */

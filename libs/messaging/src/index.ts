@@ -7,3 +7,4 @@ export * from './rpc-metrics';
 export * from './pass-through-rpc.filter';
 export * from './handles-rpc.decorator';
 export * from './quorum-migration';
+export * from './consumer';

@@ -9,6 +9,7 @@ import {
   rpcQueueOptions,
   type RpcQueueType,
 } from './rpc-queue';
+import { consumer } from './consumer';
 import type { RpcCallOutcome, RpcClientMetrics } from './rpc-metrics';
 
 export interface RpcClientOptions {
@@ -60,13 +61,21 @@ export class RpcClient {
           options.queue,
           rpcQueueOptions(options.queueType),
         );
-        await channel.consume(DIRECT_REPLY_QUEUE, (message) => message && this.settle(message), {
-          noAck: true,
-        });
+        await channel.consume(
+          DIRECT_REPLY_QUEUE,
+          consumer(channel, (message) => this.settle(message)),
+          {
+            noAck: true,
+          },
+        );
         await channel.assertExchange(options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
         const { queue: presence } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
         await channel.bindQueue(presence, options.presenceExchange, '');
-        await channel.consume(presence, () => this.recheckConsumers(channel), { noAck: true });
+        await channel.consume(
+          presence,
+          consumer(channel, () => this.recheckConsumers(channel)),
+          { noAck: true },
+        );
         this.consumers = { count: consumerCount, checkedAt: Date.now() };
         this.channel = channel;
         channel.once('close', () => {

@@ -5,6 +5,7 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import type { Logger } from 'pino';
 import { parseWith, type RpcOperation, type RpcReply, type RpcRequest } from '@app/contracts';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
+import { consumer } from './consumer';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import {
   DEAD_LETTER_QUEUE_OPTIONS,
@@ -82,7 +83,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
         await channel.prefetch(prefetch);
         const { consumerTag } = await channel.consume(
           queue,
-          (message) => message && this.track(channel, message),
+          consumer(channel, (message) => this.track(channel, message)),
           {
             noAck: false,
           },

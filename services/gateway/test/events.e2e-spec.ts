@@ -1,5 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { eventually, expectProblem, ServiceProcess, TestAccount, TestStack } from '@app/testing';
+import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
+import {
+  eventually,
+  expectProblem,
+  rabbitmqctl,
+  rabbitmqList,
+  ServiceProcess,
+  TestAccount,
+  TestStack,
+} from '@app/testing';
 import { startGateway, type RunningGateway } from '../src/gateway-service';
 import { createLogger } from '@app/observability';
 import { SseClient, type StreamedEvent } from './support/sse-client';
@@ -22,6 +31,9 @@ interface EventBody {
 }
 
 const HEARTBEAT_MS = 300;
+/** The default of STREAMS_PER_ACCOUNT. */
+const STREAMS_PER_ACCOUNT = 5;
+
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
@@ -382,6 +394,58 @@ describe('events API and stream', () => {
       const after = await account.api.post('/v1/conversations', {});
       await eventually(() => second.events.some((e) => e.data.conversation_id === after.body.id));
       expect(second.events.map((e) => e.data.conversation_id)).toEqual([after.body.id]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('a gateway whose feed queue was deleted answers 503, holds no slot, and sets its feed up again by itself', async () => {
+    const gateway: RunningGateway = await startGateway(
+      { ...stack.gatewayConfig(), STREAM_FEED_LINGER_MS: 300 },
+      createLogger('test', 'silent'),
+    );
+    const feedQueues = () =>
+      new Set(
+        rabbitmqList('list_bindings', 'source_name', 'destination_name', 'routing_key')
+          .filter(([source, , key]) => source === CONVERSATIONS_EVENTS_EXCHANGE && key === '#')
+          .map(([, queue]) => queue),
+      );
+    const feedBound = async () =>
+      /^cms_event_feed_bound (\d)$/m.exec(await (await fetch(`${gateway.url}/metrics`)).text())![1];
+    const solo = await stack.createAccount();
+    try {
+      const before = feedQueues();
+      const first = await stream(gateway.url, solo.apiKey).open();
+      const [queue] = [...feedQueues()].filter((name) => !before.has(name));
+      first.close();
+      await eventually(async () => (await feedBound()) === '0');
+      // The feed's queue disappears behind the gateway's back (an operator, a broker failure).
+      rabbitmqctl('delete_queue', queue);
+
+      const refused = await fetch(`${gateway.url}/v1/events/stream`, {
+        headers: { authorization: `Bearer ${solo.apiKey}` },
+      });
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toMatchObject({ code: 'service_unavailable' });
+
+      // The gateway sets its feed up again, and the refused stream left no slot taken: the
+      // account can still open as many streams as its plan allows.
+      const streams = await eventually(
+        async () => {
+          try {
+            return await Promise.all(
+              Array.from({ length: STREAMS_PER_ACCOUNT }, () => stream(gateway.url, solo.apiKey).open()),
+            );
+          } catch {
+            for (const client of clients.splice(0)) client.close();
+            return undefined;
+          }
+        },
+        15_000,
+        250,
+      );
+      const created = await solo.api.post('/v1/conversations', {});
+      await eventually(() => streams[0].events.some((e) => e.data.conversation_id === created.body.id));
     } finally {
       await gateway.close();
     }

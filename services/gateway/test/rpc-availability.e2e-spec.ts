@@ -7,6 +7,7 @@ import {
   eventually,
   expectProblem,
   queueState,
+  rabbitmqctl,
   TestAccount,
   TestStack,
   timed,
@@ -295,5 +296,17 @@ describe('gateway RPC availability', () => {
     });
     expect(read.body).toMatchObject({ id: conversationId });
     expect(read.body).not.toHaveProperty('bogus');
+  });
+
+  it('the RPC queue deleted behind both services: they declare it and consume from it again by themselves', async () => {
+    expect((await api.get('/v1/conversations')).status).toBe(200);
+    rabbitmqctl('delete_queue', CONVERSATIONS_RPC_QUEUE);
+    // The broker cancels the service's consumer, and the gateway's next look at the queue is a
+    // channel error: both channels are opened and set up again, the queue and consumer with them.
+    await eventually(async () => (await api.get('/v1/conversations')).status === 200, 15_000, 250);
+    const subject = `after the queue came back ${randomUUID()}`;
+    expect((await api.post('/v1/conversations', { subject })).status).toBe(201);
+    expect(await subjectsStored([subject])).toEqual([subject]);
+    expect(queueState(CONVERSATIONS_RPC_QUEUE).consumers).toBe(1);
   });
 });

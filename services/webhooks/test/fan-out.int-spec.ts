@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import amqp, { Channel, ChannelModel } from 'amqplib';
 import {
@@ -8,23 +7,13 @@ import {
   WEBHOOKS_EVENTS_QUEUE,
 } from '@app/contracts';
 import { EVENT_TYPES } from '@app/dialects';
-import { eventually, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
+import { eventually, rabbitmqList, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
 
 /**
  * The fan-out consumer against the real broker (DESIGN.md, Pitfalls: RabbitMQ): its own durable
  * queue bound to the four public types, manual acks with a bounded prefetch, redelivered events
  * creating nothing, and unparseable messages dead-lettered instead of looping.
  */
-
-function rabbitmqctl(...args: string[]): string[][] {
-  return execFileSync('rabbitmqctl', ['-q', ...args, '-p', process.env.TEST_RUN_ID!, '--no-table-headers'], {
-    encoding: 'utf8',
-  })
-    .split('\n')
-    .filter((line) => line.trim())
-    .map((line) => line.split('\t'));
-}
-
 describe('fan-out from conversations.events', () => {
   let stack: TestStack;
   let connection: ChannelModel;
@@ -72,12 +61,12 @@ describe('fan-out from conversations.events', () => {
 
   it('its queue is durable, bound to exactly the event types, dead-letters into its own queue, and consumed with manual acks and a prefetch', () => {
     const queues = Object.fromEntries(
-      rabbitmqctl('list_queues', 'name', 'durable', 'arguments').map(([name, ...rest]) => [name, rest]),
+      rabbitmqList('list_queues', 'name', 'durable', 'arguments').map(([name, ...rest]) => [name, rest]),
     );
     expect(queues[WEBHOOKS_EVENTS_QUEUE][0]).toBe('true');
     expect(queues[WEBHOOKS_EVENTS_QUEUE][1]).toContain(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE);
     expect(queues[WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE][0]).toBe('true');
-    const bindings = rabbitmqctl('list_bindings', 'source_name', 'destination_name', 'routing_key')
+    const bindings = rabbitmqList('list_bindings', 'source_name', 'destination_name', 'routing_key')
       .filter(
         ([source, destination]) =>
           source === CONVERSATIONS_EVENTS_EXCHANGE && destination === WEBHOOKS_EVENTS_QUEUE,
@@ -85,7 +74,7 @@ describe('fan-out from conversations.events', () => {
       .map(([, , key]) => key)
       .sort();
     expect(bindings).toEqual([...EVENT_TYPES].sort());
-    const consumers = rabbitmqctl('list_consumers', 'queue_name', 'ack_required', 'prefetch_count').filter(
+    const consumers = rabbitmqList('list_consumers', 'queue_name', 'ack_required', 'prefetch_count').filter(
       ([queue]) => queue === WEBHOOKS_EVENTS_QUEUE,
     );
     expect(consumers).toEqual([[WEBHOOKS_EVENTS_QUEUE, 'true', '256']]);
@@ -143,7 +132,7 @@ describe('fan-out from conversations.events', () => {
   }
 
   function messagesIn(queue: string): number {
-    const [row] = rabbitmqctl('list_queues', 'name', 'messages').filter(([name]) => name === queue);
+    const [row] = rabbitmqList('list_queues', 'name', 'messages').filter(([name]) => name === queue);
     return Number(row[1]);
   }
 

@@ -14,7 +14,7 @@ import {
 import { type Dialect, isEventType } from '@app/dialects';
 import { DomainError } from '@app/errors';
 import { METRIC_PREFIX } from '@app/observability';
-import type { RpcClient } from '@app/messaging';
+import { consumer, type RpcClient } from '@app/messaging';
 import { EventStream } from './event-stream';
 import { SLOT_TTL_MS, type StreamSlots } from './stream-slots';
 
@@ -91,7 +91,11 @@ export class StreamHub {
           autoDelete: true,
           durable: false,
         });
-        await channel.consume(queue, (message) => message && this.dispatch(message.content), { noAck: true });
+        await channel.consume(
+          queue,
+          consumer(channel, (message) => this.dispatch(message.content)),
+          { noAck: true },
+        );
         channel.once('close', () => this.feedLost());
         this.feed = { channel, queue };
         this.bound = false;

@@ -10,7 +10,12 @@ import {
   WEBHOOKS_EVENTS_QUEUE,
 } from '@app/contracts';
 import { EVENT_TYPES } from '@app/dialects';
-import { DEAD_LETTER_QUEUE_OPTIONS, QUORUM_QUEUE_ARGUMENTS, type QueueDeclaration } from '@app/messaging';
+import {
+  consumer,
+  DEAD_LETTER_QUEUE_OPTIONS,
+  QUORUM_QUEUE_ARGUMENTS,
+  type QueueDeclaration,
+} from '@app/messaging';
 import { Coalescer } from '@app/runtime';
 import { DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
 import { Dispatcher } from '../delivery/dispatcher';
@@ -105,7 +110,7 @@ export class EventConsumer {
         await channel.prefetch(this.config.WEBHOOK_EVENTS_PREFETCH);
         const { consumerTag } = await channel.consume(
           WEBHOOKS_EVENTS_QUEUE,
-          (message) => message && this.receive(channel, message),
+          consumer(channel, (message) => this.receive(channel, message)),
           { noAck: false },
         );
         this.consumerTags.set(channel, consumerTag);
