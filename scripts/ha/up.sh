@@ -37,7 +37,11 @@ wait_for() {
     "$@" >/dev/null 2>&1 && return 0
     sleep 1
   done
-  echo "timed out waiting for $what" >&2
+  echo "timed out waiting for $what; the testbed's logs end:" >&2
+  local log
+  for log in "$HA_STATE"/*/*.log "$HA_STATE"/*/*/*.log; do
+    [ -f "$log" ] && { echo "--- $log" && tail -n 15 "$log"; } >&2
+  done
   return 1
 }
 
@@ -167,7 +171,7 @@ EOF
     pgrep -u postgres -f "patroni $dir/patroni.yml" >"$HA_STATE/pids/patroni-$index"
     # The first node bootstraps the cluster; the others clone it once it has a leader. A node
     # restarted after a fault rejoins the existing leader (pg_rewind if it was the old one).
-    wait_for "patroni leader" 90 patroni_leader
+    wait_for "patroni leader" 180 patroni_leader
   done
   wait_for "patroni nodes" 120 patroni_all_running
 }
