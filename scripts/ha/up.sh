@@ -165,7 +165,10 @@ postgresql:
     unix_socket_directories: $dir
 EOF
     chown postgres:postgres "$dir/patroni.yml"
-    setsid runuser -u postgres -- patroni "$dir/patroni.yml" >"$dir/patroni.log" 2>&1 </dev/null &
+    # From a directory the postgres user may enter: Patroni starts Postgres through Python's
+    # multiprocessing, whose child changes into the parent's working directory first (a checkout
+    # in a private directory, as mktemp -d makes, left the bootstrap hanging).
+    (cd "$dir" && setsid runuser -u postgres -- patroni "$dir/patroni.yml" >"$dir/patroni.log" 2>&1 </dev/null &)
     # The pid of patroni itself (runuser stays as its parent), found by its own configuration file.
     wait_for "patroni $index" 10 pgrep -u postgres -f "patroni $dir/patroni.yml"
     pgrep -u postgres -f "patroni $dir/patroni.yml" >"$HA_STATE/pids/patroni-$index"
