@@ -2,6 +2,7 @@ export * from './schema-types';
 export * from './schema-validation';
 export * from './json-body-limits';
 export * from './broker-topology';
+export * from './json-serializer';
 export * from './rpc-envelope';
 export * from './conversation-views';
 export * from './conversation-commands';

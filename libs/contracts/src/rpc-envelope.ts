@@ -23,6 +23,31 @@ export interface RpcRequest<T = unknown> {
 export type RpcReply<T = unknown> = { ok: true; data: T } | { ok: false; error: ErrorPayload };
 
 /**
+ * A reply on the wire is the JSON of an RpcReply. A successful one is always written as this
+ * prefix, the data serialized with the operation's reply schema (json-serializer.ts), and `}`,
+ * so a caller can take the data's bytes without parsing them: the gateway sends them as the
+ * response body when it has nothing to change in it (okReplyData).
+ */
+const OK_REPLY_PREFIX = '{"ok":true,"data":';
+const OK_REPLY_PREFIX_BYTES = Buffer.from(OK_REPLY_PREFIX);
+const CLOSING_BRACE = 0x7d;
+
+/** The wire form of a successful reply whose data `serializedData` is (JSON text). */
+export function encodeOkReply(serializedData: string): string {
+  return `${OK_REPLY_PREFIX}${serializedData}}`;
+}
+
+/** The data of a successful reply written by encodeOkReply, as its JSON bytes (no copy); else undefined. */
+export function okReplyData(content: Buffer): Buffer | undefined {
+  const end = content.length - 1;
+  if (end < OK_REPLY_PREFIX_BYTES.length || content[end] !== CLOSING_BRACE) return undefined;
+  const prefix = content.subarray(0, OK_REPLY_PREFIX_BYTES.length);
+  return prefix.equals(OK_REPLY_PREFIX_BYTES)
+    ? content.subarray(OK_REPLY_PREFIX_BYTES.length, end)
+    : undefined;
+}
+
+/**
  * One request/reply operation of a service: its pattern on the queue, the schema of its command
  * (validated by the service, whoever sent it) and of its reply.
  */

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConsumeMessage } from 'amqplib';
-import type { CommandOf, ReplyOf, RpcCallContext, RpcOperation, RpcReply, RpcRequest } from '@app/contracts';
+import {
+  type CommandOf,
+  okReplyData,
+  type ReplyOf,
+  type RpcCallContext,
+  type RpcOperation,
+  type RpcReply,
+  type RpcRequest,
+} from '@app/contracts';
 import { DomainError } from '@app/errors';
 import {
   DIRECT_REPLY_QUEUE,
@@ -37,9 +45,13 @@ type OutgoingRequest = Omit<RpcRequest, 'commandId'> & {
 };
 
 interface PendingCall {
-  resolve: (reply: RpcReply) => void;
+  /** With the reply's bytes as they came (an RpcReply's JSON). */
+  resolve: (content: Buffer) => void;
   timer: NodeJS.Timeout;
 }
+
+/** How a call wants its reply's data: parsed, or as the JSON bytes the service wrote. */
+type ReplyForm = 'parsed' | 'json';
 
 /**
  * Request/reply over RabbitMQ with direct reply-to. Fails fast instead of hanging:
@@ -106,7 +118,19 @@ export class RpcClient {
     return this.send<ReplyOf<Operation>>({ pattern: operation.pattern, data, ...context });
   }
 
-  async send<T>(request: OutgoingRequest): Promise<T> {
+  /**
+   * Like `call`, but resolves with the reply's data as the JSON the service serialized it to
+   * (with the operation's reply schema), unparsed: for a response body that is that data as it is.
+   */
+  callForJson<Operation extends RpcOperation>(
+    operation: Operation,
+    context: RpcCallContext,
+    data: CommandOf<Operation>,
+  ): Promise<Buffer> {
+    return this.send<Buffer>({ pattern: operation.pattern, data, ...context }, 'json');
+  }
+
+  async send<T>(request: OutgoingRequest, form: ReplyForm = 'parsed'): Promise<T> {
     const startedAt = performance.now();
     const observe = (outcome: RpcCallOutcome) =>
       this.options.metrics?.observe(
@@ -116,7 +140,7 @@ export class RpcClient {
         (performance.now() - startedAt) / 1000,
       );
     try {
-      const data = await this.exchange<T>(request);
+      const data = await this.exchange<T>(request, form);
       observe('ok');
       return data;
     } catch (error) {
@@ -130,10 +154,10 @@ export class RpcClient {
    * on a stalled connection included), the publish and the reply. The command's TTL in the queue
    * is what is left of it, so a command the caller gave up on is not started later.
    */
-  private async exchange<T>({ deadline, ...request }: OutgoingRequest): Promise<T> {
+  private async exchange<T>({ deadline, ...request }: OutgoingRequest, form: ReplyForm): Promise<T> {
     const due = Math.min(deadline ?? Infinity, performance.now() + this.options.timeoutMs);
     const correlationId = randomUUID();
-    const reply = await new Promise<RpcReply>((resolve, reject) => {
+    const content = await new Promise<Buffer>((resolve, reject) => {
       const timer = setTimeout(
         () => {
           this.pending.delete(correlationId);
@@ -155,8 +179,14 @@ export class RpcClient {
         reject(error instanceof Error ? error : new Error(String(error)));
       });
     });
+    if (form === 'json') {
+      const data = okReplyData(content);
+      if (data) return data as T;
+    }
+    const reply = parseReply(content);
     if (!reply.ok) throw DomainError.fromPayload(reply.error);
-    return reply.data as T;
+    // A reply not in encodeOkReply's form (from a service of another release) is re-serialized.
+    return (form === 'json' ? Buffer.from(JSON.stringify(reply.data)) : reply.data) as T;
   }
 
   /** Publishes the command unless the queue has no consumer (503) or the call has timed out meanwhile. */
@@ -186,10 +216,7 @@ export class RpcClient {
   async close(): Promise<void> {
     for (const [id, call] of this.pending) {
       clearTimeout(call.timer);
-      call.resolve({
-        ok: false,
-        error: { code: 'service_unavailable', detail: 'The gateway is shutting down.' },
-      });
+      call.resolve(SHUTTING_DOWN);
       this.pending.delete(id);
     }
     await this.wrapper.close().catch(() => undefined);
@@ -201,14 +228,7 @@ export class RpcClient {
     if (!call) return; // late reply to a call that already timed out
     this.pending.delete(id);
     clearTimeout(call.timer);
-    try {
-      call.resolve(JSON.parse(message.content.toString('utf8')) as RpcReply);
-    } catch {
-      call.resolve({
-        ok: false,
-        error: { code: 'internal_error', detail: 'Malformed reply from the service.' },
-      });
-    }
+    call.resolve(message.content);
   }
 
   /** A consumer left: ask the broker now, so the next request already knows if none is left. */
@@ -234,6 +254,21 @@ export class RpcClient {
       .catch(() => this.consumers.count)
       .finally(() => (this.consumerCheck = undefined));
     return this.consumerCheck;
+  }
+}
+
+const encodedReply = (reply: RpcReply) => Buffer.from(JSON.stringify(reply));
+
+const SHUTTING_DOWN = encodedReply({
+  ok: false,
+  error: { code: 'service_unavailable', detail: 'The gateway is shutting down.' },
+});
+
+function parseReply(content: Buffer): RpcReply {
+  try {
+    return JSON.parse(content.toString('utf8')) as RpcReply;
+  } catch {
+    return { ok: false, error: { code: 'internal_error', detail: 'Malformed reply from the service.' } };
   }
 }
 

@@ -3,7 +3,14 @@ import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-mana
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { Logger } from 'pino';
-import { parseWith, type RpcOperation, type RpcReply, type RpcRequest } from '@app/contracts';
+import {
+  compileSerializer,
+  encodeOkReply,
+  parseWith,
+  type RpcOperation,
+  type RpcReply,
+  type RpcRequest,
+} from '@app/contracts';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
 import { consumer } from './consumer';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
@@ -24,6 +31,11 @@ export interface RpcFailurePolicy {
   /** The domain error (a 503) an outage means, or undefined for any other failure. */
   outage(error: unknown): DomainError | undefined;
 }
+
+const INTERNAL_ERROR: RpcReply = {
+  ok: false,
+  error: { code: 'internal_error', detail: 'The request could not be completed.' },
+};
 
 const NO_FAILURE_POLICY: RpcFailurePolicy = {
   retryRead: (call) => call(),
@@ -61,13 +73,15 @@ export class RpcServer extends Server implements CustomTransportStrategy {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly handlers = new Map<string, MessageHandler>();
   private readonly operations: Map<string, RpcOperation>;
+  /** Each operation's reply data serializer, compiled from its reply schema. */
+  private readonly serializers: Map<string, (data: unknown) => string>;
 
   constructor(private readonly options: RpcServerOptions) {
     super();
-    this.operations = new Map(
-      options.operations
-        .flatMap((group) => Object.values(group))
-        .map((operation) => [operation.pattern, operation]),
+    const operations = options.operations.flatMap((group) => Object.values(group));
+    this.operations = new Map(operations.map((operation) => [operation.pattern, operation]));
+    this.serializers = new Map(
+      operations.map((operation) => [operation.pattern, compileSerializer(operation.reply)]),
     );
   }
 
@@ -138,14 +152,14 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       this.deadLetter(channel, message, 'unparseable RPC request');
       return;
     }
-    const reply = await this.dispatch({
+    const encodedReply = await this.dispatch({
       ...request,
       redelivered: message.fields.redelivered,
       answerBy: answerBy(message),
     });
     try {
       if (replyTo) {
-        channel.sendToQueue(replyTo, Buffer.from(JSON.stringify(reply)), {
+        channel.sendToQueue(replyTo, Buffer.from(encodedReply), {
           correlationId,
           contentType: 'application/json',
         });
@@ -161,10 +175,10 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     }
   }
 
-  /** Runs the handler; one log line per command, with its request and account ids. */
-  private async dispatch(request: RpcRequest): Promise<RpcReply> {
+  /** Runs the handler and encodes its reply; one log line per command, with its request and account ids. */
+  private async dispatch(request: RpcRequest): Promise<string> {
     const startedAt = performance.now();
-    const reply = await this.run(request);
+    const { reply, encoded } = this.encode(request, await this.run(request));
     this.options.logger.info(
       {
         ...logContext(request),
@@ -178,7 +192,24 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     // Only patterns with a handler become label values: the set stays bounded whatever is sent.
     const pattern = this.handlerFor(request.pattern) ? request.pattern : 'unknown';
     this.options.metrics?.handled(pattern, commandOutcome(reply), (performance.now() - startedAt) / 1000);
-    return reply;
+    return encoded;
+  }
+
+  /**
+   * The reply's wire form: its data through the operation's reply serializer (rpc-envelope.ts). Data
+   * the serializer cannot write (not what the contract says) is a bug answered as one, not sent.
+   */
+  private encode(request: RpcRequest, reply: RpcReply): { reply: RpcReply; encoded: string } {
+    if (!reply.ok) return { reply, encoded: JSON.stringify(reply) };
+    try {
+      return { reply, encoded: encodeOkReply(this.serializers.get(request.pattern)!(reply.data)) };
+    } catch (error) {
+      this.options.logger.error(
+        { ...logContext(request), err: error, pattern: request.pattern },
+        'rpc reply does not match its schema',
+      );
+      return { reply: INTERNAL_ERROR, encoded: JSON.stringify(INTERNAL_ERROR) };
+    }
   }
 
   /**
@@ -234,7 +265,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
         { ...logContext(request), err: error, pattern: request.pattern },
         'rpc handler failed',
       );
-      return { ok: false, error: { code: 'internal_error', detail: 'The request could not be completed.' } };
+      return INTERNAL_ERROR;
     }
   }
 

@@ -16,7 +16,7 @@ import { RpcClient } from '@app/messaging';
 import { ApiEndpoint } from '../http/endpoint';
 import { pageLimit, PathId } from '../http/path-params';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
-import { presentConversation, presentPage } from './conversation-presenter';
+import { conversationBody, pageBody } from './conversation-presenter';
 import { ConversationEndpoints } from './conversations.endpoints';
 import { listCommand, pageFilters } from './list-query';
 import { messageCursor, positionAfter } from './message-cursor';
@@ -37,8 +37,10 @@ export class ConversationsController {
     @Req() request: FastifyRequest,
   ) {
     const command = listCommand(query);
-    const page = await this.rpc.call(ConversationRpc.list, call, command);
-    return presentPage(page, dialect, request.url.split('?')[0], pageFilters(command));
+    return pageBody(await this.rpc.callForJson(ConversationRpc.list, call, command), dialect, {
+      collectionPath: request.url.split('?')[0],
+      filters: pageFilters(command),
+    });
   }
 
   @ApiEndpoint(ConversationEndpoints.get)
@@ -47,10 +49,8 @@ export class ConversationsController {
     @OutputDialect() dialect: Dialect,
     @PathId('id', ConversationId) conversationId: string,
   ) {
-    const conversation = await this.rpc.call(ConversationRpc.get, call, {
-      conversationId,
-    });
-    return presentConversation(conversation, dialect);
+    const conversation = await this.rpc.callForJson(ConversationRpc.get, call, { conversationId });
+    return conversationBody(conversation, dialect);
   }
 
   @ApiEndpoint(ConversationEndpoints.create)
@@ -64,7 +64,7 @@ export class ConversationsController {
       ...fields,
       ...(status !== undefined && { status: canonical(status) as 'active' | 'pending' }),
     };
-    return presentConversation(await this.rpc.call(ConversationRpc.create, call, command), dialect);
+    return conversationBody(await this.rpc.callForJson(ConversationRpc.create, call, command), dialect);
   }
 
   @ApiEndpoint(ConversationEndpoints.sendMessage)
@@ -73,7 +73,7 @@ export class ConversationsController {
     @PathId('id', ConversationId) conversationId: string,
     @Body() body: Static<typeof SendMessageBody>,
   ) {
-    return this.rpc.call(ConversationRpc.sendMessage, call, { conversationId, ...body });
+    return this.rpc.callForJson(ConversationRpc.sendMessage, call, { conversationId, ...body });
   }
 
   @ApiEndpoint(ConversationEndpoints.update)
@@ -89,7 +89,7 @@ export class ConversationsController {
       ...fields,
       ...(status !== undefined && { status: canonical(status) }),
     };
-    return presentConversation(await this.rpc.call(ConversationRpc.update, call, command), dialect);
+    return conversationBody(await this.rpc.callForJson(ConversationRpc.update, call, command), dialect);
   }
 
   @ApiEndpoint(ConversationEndpoints.listMessages)
@@ -112,7 +112,7 @@ export class ConversationsController {
 
   @ApiEndpoint(ConversationEndpoints.getLead)
   getLead(@Call() call: CallContext, @PathId('id', ConversationId) conversationId: string) {
-    return this.rpc.call(ConversationRpc.getLead, call, { conversationId });
+    return this.rpc.callForJson(ConversationRpc.getLead, call, { conversationId });
   }
 
   @ApiEndpoint(ConversationEndpoints.captureLead)
@@ -121,6 +121,6 @@ export class ConversationsController {
     @PathId('id', ConversationId) conversationId: string,
     @Body() body: Static<typeof CaptureLeadBody>,
   ) {
-    return this.rpc.call(ConversationRpc.captureLead, call, { conversationId, ...body });
+    return this.rpc.callForJson(ConversationRpc.captureLead, call, { conversationId, ...body });
   }
 }

@@ -1,4 +1,4 @@
-import { applyDecorators, HttpCode, RequestMapping, RequestMethod } from '@nestjs/common';
+import { applyDecorators, Header, HttpCode, RequestMapping, RequestMethod } from '@nestjs/common';
 import { RouteConfig, RouteSchema } from '@nestjs/platform-fastify';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { COLLECTION_SEGMENTS, MESSAGES_SEGMENTS } from '@app/dialects';
@@ -81,12 +81,22 @@ export function pathSpellings(path: string): string[] {
   );
 }
 
-/** Nest route, status, Fastify schemas and the endpoint itself (for hooks: `request.routeOptions.config.endpoint`). */
+/** The media type of JSON responses, also those a handler returns as bytes (a service reply's JSON). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Nest route, status, Fastify schemas and the endpoint itself (for hooks:
+ * `request.routeOptions.config.endpoint`). A JSON response's media type is set up front, so a
+ * handler may return the body as JSON bytes (sent as they are) as well as a value (serialized
+ * with the response schema).
+ */
 export function ApiEndpoint(endpoint: Endpoint): MethodDecorator {
   const paths = pathSpellings(endpoint.path).map(routePath);
+  const json = endpoint.response !== undefined && !endpoint.streamed;
   return applyDecorators(
     RequestMapping({ path: paths, method: RequestMethod[endpoint.method] }),
     HttpCode(endpoint.status),
+    ...(json ? [Header('Content-Type', JSON_CONTENT_TYPE)] : []),
     RouteSchema({
       ...(endpoint.query && { querystring: endpoint.query }),
       ...(endpoint.body && { body: endpoint.body }),

@@ -1,34 +1,8 @@
-import fastJson from 'fast-json-stringify';
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { compileSerializer } from '@app/contracts';
 
-/**
- * Response bodies are serialized from the contracts' schemas, compiled once per route. A nullable
- * field is written `anyOf: [S, {type: null}]` (what strict OpenAPI 3.1 validators need), which
- * fast-json-stringify would serialize by validating every value against each branch with Ajv,
- * formats included: for a page of conversations, dozens of date-time checks per response. Given
- * to the serializer as S with `nullable: true` instead, it costs one `=== null` test.
- */
+/** Response bodies are serialized from the contracts' schemas, compiled once per route. */
 export function registerResponseSerialization(fastify: FastifyInstance): void {
-  fastify.setSerializerCompiler(({ schema }) => fastJson(serializationSchema(schema) as object));
+  fastify.setSerializerCompiler(({ schema }) => compileSerializer<TSchema>(schema as TSchema));
 }
-
-/** The schema with every `anyOf: [S, null]` (either order) rewritten as S plus `nullable: true`. */
-export function serializationSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(serializationSchema);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const { anyOf, ...rest } = schema as { anyOf?: unknown[] } & Record<string, unknown>;
-  if (Array.isArray(anyOf) && anyOf.length === 2) {
-    const nonNull = anyOf.filter((branch) => !isNullSchema(branch));
-    if (nonNull.length === 1) {
-      return { ...rest, ...(serializationSchema(nonNull[0]) as object), nullable: true };
-    }
-  }
-  return Object.fromEntries(
-    Object.entries(schema as Record<string, unknown>).map(([key, value]) => [
-      key,
-      serializationSchema(value),
-    ]),
-  );
-}
-
-const isNullSchema = (schema: unknown) => (schema as { type?: unknown } | null)?.type === 'null';

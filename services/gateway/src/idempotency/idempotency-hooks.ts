@@ -101,7 +101,12 @@ export class IdempotencyHooks {
     reply: FastifyReply,
     payload: unknown,
   ): Promise<void> {
-    const body = typeof payload === 'string' ? payload : '';
+    // A body is a string (serialized here) or bytes (a service's JSON sent as it is).
+    const body = Buffer.isBuffer(payload)
+      ? payload.toString('utf8')
+      : typeof payload === 'string'
+        ? payload
+        : '';
     if (reply.statusCode >= 500 || isReusedElsewhere(reply.statusCode, body)) {
       this.release(claim);
       return;

@@ -1,7 +1,7 @@
-import fastJson from 'fast-json-stringify';
 import { Type } from '@sinclair/typebox';
-import { compileSchema, ConversationListResponse } from '@app/contracts';
-import { serializationSchema } from './serialization';
+import { ConversationListResponse } from './conversation-views';
+import { compileSerializer, serializationSchema } from './json-serializer';
+import { compileSchema } from './schema-validation';
 
 const conversation = (overrides: Record<string, unknown>) => ({
   id: '0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b',
@@ -50,7 +50,7 @@ describe('response serialization', () => {
       ],
       pagination: { limit: 20, offset: 0, total: 2, snapshot: 'NzY4', next: null },
     };
-    const serialize = fastJson(serializationSchema(ConversationListResponse) as object);
+    const serialize = compileSerializer(ConversationListResponse);
     const body = serialize(page);
     expect(JSON.parse(body)).toEqual(page);
     expect(compileSchema(ConversationListResponse)(JSON.parse(body))).toBe(true);
