@@ -10,12 +10,14 @@ import { SQL } from '../services/conversations/src/conversations/conversations.s
 import { conversationIdFor, recreateDatabase, seedAccount } from './bench-seed';
 
 /**
- * `npm run bench:send-statement` (issue 11, item 4): what each part of send-message's one
- * statement costs Postgres. On its own database (`cms_bench_statement`, recreated, 10,000
- * conversations), one connection runs the service's prepared statement back to back, in variants
- * that leave a part out, alternating ROUNDS times; synchronous_commit is off for the session so
- * the disk's flush does not drown the CPU's share. Microseconds per statement, client round trip
- * included (the same in every variant), medians. Then a bulk import (conversations, then their
+ * `npm run bench:send-statement` (issue 11, item 4): what each part of send-message's statement
+ * costs Postgres, and what writing several commands in one statement saves (MessageAppender). On
+ * its own database (`cms_bench_statement`, recreated, 10,000 conversations), one connection runs
+ * the service's prepared statement back to back (generic plans, as the services' connections
+ * do), in variants that leave a part out or write several commands at once, alternating ROUNDS
+ * times; synchronous_commit is off for the session so the disk's flush does not drown the CPU's
+ * share. Microseconds and WAL bytes per message, client round trip included (the same in every
+ * variant), medians. Then a bulk import (conversations, then their
  * messages in one statement, as a migration from another product would) of growing size into
  * that account, timed per message: it should not grow with the import's size.
  */
@@ -26,8 +28,8 @@ const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 4);
 const ACCOUNT = randomUUID();
 
-const full = SQL.sendMessage.text;
-const final = full.indexOf('SELECT row_to_json(c)');
+const full = SQL.appendMessages.text;
+const final = full.indexOf('SELECT message FROM appended');
 /** The statement with its CTEs from `part` on left out (they are the last ones). */
 const without = (part: string) =>
   `${full.slice(0, full.indexOf(part)).trimEnd().replace(/,$/, '')} ${full.slice(final)}`;
@@ -45,10 +47,18 @@ const updatedAtIndex = (on: boolean) =>
   on
     ? 'CREATE INDEX IF NOT EXISTS bench_updated_at ON conversations.conversations (account_id, updated_at)'
     : 'DROP INDEX IF EXISTS conversations.bench_updated_at';
-const VARIANTS: Array<{ name: string; text: string; trigger: boolean; updatedAtIndexed?: boolean }> = [
-  { name: 'as shipped', text: full, trigger: true },
+interface Variant {
+  name: string;
+  text: string;
+  trigger: boolean;
+  updatedAtIndexed?: boolean;
+  /** Commands per statement (1 unless said). */
+  batch?: number;
+}
+const VARIANTS: Variant[] = [
+  { name: 'as shipped, one command a statement', text: full, trigger: true },
   { name: 'without the analytics triggers', text: full, trigger: false },
-  { name: 'without the command-log row', text: without('command AS ('), trigger: true },
+  { name: 'without the command-log row', text: without('recorded AS ('), trigger: true },
   { name: 'without the event (and command-log) rows', text: without('event AS ('), trigger: true },
   {
     name: 'with updated_at indexed (before 1764600000000)',
@@ -56,6 +66,8 @@ const VARIANTS: Array<{ name: string; text: string; trigger: boolean; updatedAtI
     trigger: true,
     updatedAtIndexed: true,
   },
+  { name: 'as shipped, 4 commands a statement', text: full, trigger: true, batch: 4 },
+  { name: 'as shipped, 16 commands a statement', text: full, trigger: true, batch: 16 },
 ];
 
 interface Sample {
@@ -63,39 +75,55 @@ interface Sample {
   walBytes: number;
 }
 
-async function timeVariant(db: Client, variant: (typeof VARIANTS)[number], index: number): Promise<Sample> {
+/** One command's values, in the statement's parameter order. */
+function commandValues(): unknown[] {
+  const i = Math.floor(Math.random() * CONVERSATIONS);
+  return [
+    ACCOUNT,
+    conversationIdFor(i % 5 === 0 ? (i + 1) % CONVERSATIONS : i),
+    randomUUID(),
+    'agent',
+    'How can I help?',
+    randomUUID(),
+    'message.sent',
+    '{"specversion":"1.0","source":"bench"}',
+    randomUUID(),
+    'conversations.send-message',
+    'bench',
+  ];
+}
+
+/** `batch` commands to distinct conversations, as the statement's array parameters. */
+function batchValues(batch: number, count: number): unknown[][] {
+  const commands = new Map<unknown, unknown[]>();
+  while (commands.size < batch) {
+    const values = commandValues();
+    commands.set(values[1], values);
+  }
+  return Array.from({ length: count }, (_, p) => [...commands.values()].map((values) => values[p]));
+}
+
+async function timeVariant(db: Client, variant: Variant, index: number): Promise<Sample> {
   await db.query(analyticsTriggers(variant.trigger));
   await db.query(updatedAtIndex(variant.updatedAtIndexed ?? false));
   const walBefore = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
   const parameters = (variant.text.match(/\$\d+/g) ?? []).map((p) => Number(p.slice(1)));
   const count = Math.max(...parameters);
+  const batch = variant.batch ?? 1;
   const deadline = performance.now() + SECONDS * 1000;
   let statements = 0;
   const started = performance.now();
   while (performance.now() < deadline) {
-    const i = Math.floor(Math.random() * CONVERSATIONS);
-    const values = [
-      conversationIdFor(i % 5 === 0 ? (i + 1) % CONVERSATIONS : i),
-      ACCOUNT,
-      randomUUID(),
-      'agent',
-      'How can I help?',
-      randomUUID(),
-      'message.sent',
-      '{"specversion":"1.0","source":"bench"}',
-      randomUUID(),
-      'conversations.sendMessage',
-      'bench',
-    ].slice(0, count);
-    await db.query({ name: `variant_${index}`, text: variant.text, values });
+    await db.query({ name: `variant_${index}`, text: variant.text, values: batchValues(batch, count) });
     statements++;
   }
-  const us = ((performance.now() - started) * 1000) / statements;
+  const messages = statements * batch;
+  const us = ((performance.now() - started) * 1000) / messages;
   const { rows } = await db.query<{ bytes: string }>(
     'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn) AS bytes',
     [walBefore],
   );
-  return { us, walBytes: Number(rows[0].bytes) / statements };
+  return { us, walBytes: Number(rows[0].bytes) / messages };
 }
 
 /** One import of `count` conversations x 10 messages, rolled back; ms for the messages' statement. */
@@ -130,7 +158,10 @@ async function main(): Promise<void> {
     createLogger('bench', 'warn'),
   );
   await seedAccount(DATABASE_URL, ACCOUNT, CONVERSATIONS, 10);
-  const db = new Client({ connectionString: DATABASE_URL, options: '-c synchronous_commit=off' });
+  const db = new Client({
+    connectionString: DATABASE_URL,
+    options: '-c synchronous_commit=off -c plan_cache_mode=force_generic_plan',
+  });
   await db.connect();
   try {
     const samples = VARIANTS.map(() => [] as Sample[]);
@@ -142,13 +173,12 @@ async function main(): Promise<void> {
     const us = (index: number) => median(samples[index].map((sample) => sample.us));
     const wal = (index: number) => median(samples[index].map((sample) => sample.walBytes));
     console.log(
-      `# send-message statement, us and WAL bytes per statement (medians of ${ROUNDS} rounds of ${SECONDS} s)`,
+      `# send-message statement, us and WAL bytes per message (medians of ${ROUNDS} rounds of ${SECONDS} s)`,
     );
     for (const [index, variant] of VARIANTS.entries()) {
+      const saved = `${Math.round(us(0) - us(index))} us, ${Math.round(wal(0) - wal(index))} B`;
       const part =
-        index === 0
-          ? ''
-          : `  (that part: ${Math.round(us(0) - us(index))} us, ${Math.round(wal(0) - wal(index))} B)`;
+        index === 0 ? '' : variant.batch ? `  (${saved} less a message)` : `  (that part: ${saved})`;
       console.log(
         `${variant.name.padEnd(48)} ${Math.round(us(index))} us ${Math.round(wal(index))} B${part}`,
       );

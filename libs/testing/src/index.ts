@@ -17,3 +17,4 @@ export * from './rabbitmq-queues';
 export * from './scenario-workload';
 export * from './raw-http';
 export * from './factories';
+export * from './rpc-probe';

@@ -17,6 +17,8 @@ import { ConversationsHandler } from './conversations/conversations.handler';
 import { ConversationsRepository } from './conversations/conversations.repository';
 import { ConversationsService } from './conversations/conversations.service';
 import { listSnapshotSealer } from './conversations/list-snapshot-sealer';
+import { MessageAppender } from './conversations/message-appender';
+import { MessageAppenderMetrics } from './conversations/message-appender-metrics';
 import { EventsHandler } from './events/events.handler';
 import { EventsRepository } from './events/events.repository';
 import { EventsService } from './events/events.service';
@@ -49,6 +51,8 @@ export class ConversationsAppModule {
         },
         ConversationsRepository,
         ConversationsService,
+        MessageAppender,
+        MessageAppenderMetrics,
         listSnapshotSealer,
         {
           provide: CommandLog,

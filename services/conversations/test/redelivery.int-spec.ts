@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import amqp, { Channel, ChannelModel, ConsumeMessage, GetMessage } from 'amqplib';
+import type { GetMessage } from 'amqplib';
 import {
   CONVERSATIONS_RPC_DEAD_LETTER_QUEUE,
   CONVERSATIONS_RPC_QUEUE,
   ConversationRpc,
-  RpcReply,
   RpcRequest,
 } from '@app/contracts';
-import { eventually, queueState, TestAccount, TestStack } from '@app/testing';
+import { DIRECT_REPLY_QUEUE } from '@app/messaging';
+import { eventually, queueState, RpcProbe, RpcProbeReply, TestAccount, TestStack } from '@app/testing';
 
 /**
  * The conversations service's RPC queue, driven directly with amqplib as any publisher could
@@ -15,76 +15,6 @@ import { eventually, queueState, TestAccount, TestStack } from '@app/testing';
  * redelivered or concurrently; poison messages are dead-lettered instead of looping or blocking;
  * unknown patterns and bad payloads get error replies and are acknowledged.
  */
-
-const REPLY_TO = 'amq.rabbitmq.reply-to';
-const REPLY_DEADLINE_MS = 10_000;
-
-interface Reply {
-  body: RpcReply<any>;
-  message: ConsumeMessage;
-}
-
-/** A publisher on the RPC queue with a direct reply-to consumer, correlating replies by id. */
-class RpcProbe {
-  private readonly waiting = new Map<string, (reply: Reply) => void>();
-  readonly replies: Reply[] = [];
-
-  private constructor(
-    readonly connection: ChannelModel,
-    readonly channel: Channel,
-  ) {}
-
-  static async open(): Promise<RpcProbe> {
-    const connection = await amqp.connect(process.env.AMQP_URL!);
-    const channel = await connection.createChannel();
-    const probe = new RpcProbe(connection, channel);
-    await channel.consume(
-      REPLY_TO,
-      (message) => {
-        if (!message) return;
-        const reply = { body: JSON.parse(message.content.toString('utf8')), message };
-        probe.replies.push(reply);
-        probe.waiting.get(message.properties.correlationId)?.(reply);
-      },
-      { noAck: true },
-    );
-    return probe;
-  }
-
-  /** Publishes raw bytes with a reply address; resolves with the reply or rejects at the deadline. */
-  callRaw(content: Buffer, correlationId = randomUUID()): Promise<Reply> {
-    const reply = this.replyFor(correlationId);
-    this.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, {
-      replyTo: REPLY_TO,
-      correlationId,
-      contentType: 'application/json',
-    });
-    return reply;
-  }
-
-  call(request: RpcRequest, correlationId = randomUUID()): Promise<Reply> {
-    return this.callRaw(Buffer.from(JSON.stringify(request)), correlationId);
-  }
-
-  replyFor(correlationId: string): Promise<Reply> {
-    return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(correlationId);
-        reject(new Error(`no reply for ${correlationId} within ${REPLY_DEADLINE_MS} ms`));
-      }, REPLY_DEADLINE_MS);
-      this.waiting.set(correlationId, (reply) => {
-        clearTimeout(timer);
-        this.waiting.delete(correlationId);
-        resolve(reply);
-      });
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.channel.close().catch(() => undefined);
-    await this.connection.close().catch(() => undefined);
-  }
-}
 
 async function expectRpcQueueDrained(): Promise<void> {
   await eventually(
@@ -265,7 +195,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
     await stack.stopConversations();
     const correlationId = randomUUID();
-    let replyPromise: Promise<Reply> | undefined;
+    let replyPromise: Promise<RpcProbeReply> | undefined;
     try {
       // The copy waits in the queue; a consumer takes it and gives it back unacknowledged, as a
       // crashed replica would, so the broker marks it redelivered.
@@ -304,7 +234,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       sender: 'agent',
     });
     await stack.stopConversations();
-    let replyPromise: Promise<Reply> | undefined;
+    let replyPromise: Promise<RpcProbeReply> | undefined;
     try {
       replyPromise = probe.call(command);
       const grabber = await probe.connection.createChannel();
@@ -375,7 +305,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       const marker = `poison-${randomUUID()}`;
       const content = Buffer.from(build(marker), 'utf8');
       probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, {
-        replyTo: REPLY_TO,
+        replyTo: DIRECT_REPLY_QUEUE,
         correlationId: marker,
       });
 
@@ -394,7 +324,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
     it('a burst of poison between valid commands: every valid command is answered', async () => {
       const markers = Array.from({ length: 5 }, () => `burst-${randomUUID()}`);
-      const calls: Array<Promise<Reply>> = [];
+      const calls: Array<Promise<RpcProbeReply>> = [];
       for (const marker of markers) {
         probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, Buffer.from(`<<${marker}>>`));
         calls.push(probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 })));

@@ -13,6 +13,16 @@ export interface ConversationPageRows {
   snapshot: string;
 }
 
+/** What a send-message command writes: its message, the message's event and the command's record. */
+export interface MessageAppend {
+  accountId: string;
+  conversationId: string;
+  message: { id: string; sender: MessageSender; content: string };
+  /** The event's envelope without its time, sequence and data, which the statement adds. */
+  event: { envelope: object; type: string; id: string };
+  command: CommandRecord;
+}
+
 export interface NewConversationRow {
   id: string;
   status: ConversationStatus;
@@ -128,30 +138,28 @@ export class ConversationsRepository {
     return row;
   }
 
-  /** See SQL.sendMessage: the message, its event and the command record, atomically. */
-  async sendMessage(
-    accountId: string,
-    conversationId: string,
-    message: { id: string; sender: MessageSender; content: string },
-    event: { envelope: object; type: string; id: string },
-    command: CommandRecord,
-  ): Promise<AppendedRow | undefined> {
-    const {
-      rows: [row],
-    } = await execute(this.db, SQL.sendMessage, [
-      conversationId,
-      accountId,
-      message.id,
-      message.sender,
-      message.content,
-      event.id,
-      event.type,
-      JSON.stringify(event.envelope),
-      command.id,
-      command.pattern,
-      command.payloadHash,
+  /**
+   * See SQL.appendMessages: each append's message, event and command record, all in one
+   * statement; the messages appended (none for an append whose conversation is closed or not its
+   * account's). At most one append per conversation.
+   */
+  async appendMessages(appends: readonly MessageAppend[]): Promise<MessageRow[]> {
+    const sorted = [...appends].sort((a, b) => (a.conversationId < b.conversationId ? -1 : 1));
+    const column = <T>(value: (append: MessageAppend) => T) => sorted.map(value);
+    const { rows } = await execute(this.db, SQL.appendMessages, [
+      column((a) => a.accountId),
+      column((a) => a.conversationId),
+      column((a) => a.message.id),
+      column((a) => a.message.sender),
+      column((a) => a.message.content),
+      column((a) => a.event.id),
+      column((a) => a.event.type),
+      column((a) => JSON.stringify(a.event.envelope)),
+      column((a) => a.command.id),
+      column((a) => a.command.pattern),
+      column((a) => a.command.payloadHash),
     ]);
-    return row;
+    return rows.map((row) => row.message);
   }
 
   async updateStatus(

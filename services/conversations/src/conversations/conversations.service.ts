@@ -20,6 +20,7 @@ import { type EventCause, OutboxWriter } from '../outbox/outbox.writer';
 import { toConversationView, toMessageView } from './conversation-row';
 import { ConversationsRepository, MAX_MESSAGES_PER_READ } from './conversations.repository';
 import { editedDetails } from './edited-details';
+import { MessageAppender } from './message-appender';
 import { transitionEvent } from './status-transitions';
 
 /** Visitors' messages are `message.received` (a public event); everyone else's `message.sent`. */
@@ -38,6 +39,7 @@ export class ConversationsService {
     private readonly outbox: OutboxWriter,
     private readonly commands: CommandLog,
     private readonly sealer: SnapshotSealer,
+    private readonly appender: MessageAppender,
   ) {}
 
   /**
@@ -109,14 +111,14 @@ export class ConversationsService {
     const event = this.outbox.envelope(request, command.conversationId, messageEventType(command.sender));
     return this.outbox.relayOnCommit(
       this.commands.applyOnceInStatement(request, async (record) => {
-        const saved = await this.conversations.sendMessage(
+        const appended = await this.appender.append({
           accountId,
-          command.conversationId,
-          { id: randomUUID(), sender: command.sender, content: command.content },
-          { envelope: event, type: event.type, id: event.id },
-          record,
-        );
-        if (saved) return toMessageView(saved.message);
+          conversationId: command.conversationId,
+          message: { id: randomUUID(), sender: command.sender, content: command.content },
+          event: { envelope: event, type: event.type, id: event.id },
+          command: record,
+        });
+        if (appended) return toMessageView(appended);
         // Nothing appended: the conversation is closed, or not this account's (or not there).
         const current = await this.conversations.find(accountId, command.conversationId);
         if (!current) throw notFound(command.conversationId);

@@ -188,23 +188,49 @@ export const SQL = {
        ON CONFLICT (account_id, status) DO UPDATE SET count = status_counts.count + EXCLUDED.count`,
   ),
   /**
-   * Send-message in one atomic statement (one round trip): append the message to an open
-   * conversation, write its event and record the command. A repeated command id fails the whole
-   * statement on processed_commands' primary key; no row back means closed or not found.
-   * The event's time is the message's, its sequence the conversation's new one.
+   * Send-message for a batch of commands in one atomic statement (one round trip, one commit):
+   * each appends its message to its open conversation, writes its event and records its command.
+   * Arrays, one element per command: $1 accounts, $2 conversations (at most one command each), $3
+   * message ids, $4 senders, $5 contents, $6 event ids, $7 event types, $8 event envelopes without
+   * their time, sequence and data (added here), $9 command ids, $10 patterns, $11 payload hashes.
+   * A repeated command id fails the whole statement on processed_commands' primary key; a
+   * command whose conversation is closed or not its account's gets no row back. Conversations
+   * are updated in the arrays' order (sorted by id, so concurrent batches lock in one order).
+   * Each message's time is read after its conversation's lock (clock_timestamp) and is its
+   * event's time; the event takes the conversation's next sequence.
    */
-  sendMessage: prepare<AppendedRow>(
-    `WITH ${APPEND_TO_OPEN_CONVERSATION},
+  appendMessages: prepare<{ message: MessageRow }>(
+    `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[],
+                              $8::jsonb[], $9::text[], $10::text[], $11::text[])
+             AS i(account_id, conversation_id, message_id, sender, content, event_id, event_type, envelope,
+                  command_id, pattern, payload_hash)),
+       c AS (
+         UPDATE conversations.conversations c
+            SET (message_count, last_message_at, updated_at, event_sequence) =
+                (SELECT c.message_count + 1, at, at, c.event_sequence + 1 FROM (SELECT clock_timestamp() AS at) now)
+           FROM input i
+          WHERE c.id = i.conversation_id AND c.account_id = i.account_id AND c.status <> 'closed'
+          RETURNING c.id, c.account_id, c.message_count, c.event_sequence, c.last_message_at AS appended_at,
+                    i.message_id, i.sender, i.content, i.event_id, i.event_type, i.envelope, i.command_id,
+                    i.pattern, i.payload_hash),
+       appended AS (
+         SELECT c.*, jsonb_build_object('id', c.message_id, 'conversation_id', c.id, 'sender', c.sender,
+                  'content', c.content, 'created_at', ${iso('c.appended_at')}) AS message
+           FROM c),
+       m AS (
+         INSERT INTO conversations.messages (id, conversation_id, account_id, position, sender, content, created_at)
+         SELECT message_id, id, account_id, message_count, sender, content, appended_at FROM appended),
        event AS (
          INSERT INTO conversations.outbox (event_id, account_id, conversation_id, type, envelope, sequence, created_at)
-         SELECT $6, $2, m.conversation_id, $7,
-                $8::jsonb || jsonb_build_object('time', m.created_at, 'sequence', c.event_sequence,
-                  'data', jsonb_build_object('conversation_id', m.conversation_id, 'message', to_jsonb(m))),
-                c.event_sequence, m.created_at::timestamptz
-           FROM m, c),
-       command AS (
+         SELECT event_id, account_id, id, event_type,
+                envelope || jsonb_build_object('time', message -> 'created_at', 'sequence', event_sequence,
+                  'data', jsonb_build_object('conversation_id', id, 'message', message)),
+                event_sequence, appended_at
+           FROM appended),
+       recorded AS (
          INSERT INTO conversations.processed_commands (command_id, account_id, pattern, payload_hash, response)
-         SELECT $9, $2, $10, $11, to_jsonb(m) FROM m)
-       SELECT row_to_json(c) AS conversation, row_to_json(m) AS message FROM c, m`,
+         SELECT command_id, account_id, pattern, payload_hash, message FROM appended)
+       SELECT message FROM appended`,
   ),
 };
