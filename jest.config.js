@@ -13,7 +13,7 @@ const swc = [
 
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/services', '<rootDir>/libs', '<rootDir>/scripts'],
+  roots: ['<rootDir>/services', '<rootDir>/libs', '<rootDir>/scripts', '<rootDir>/bench'],
   testRegex: '.*\\.(spec|e2e-spec|int-spec)\\.ts$',
   transform: {
     '^.+\\.ts$': swc,

@@ -9,8 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
  */
 export const CPU_GROUPS = ['gateway', 'conversations', 'webhooks', 'postgres', 'rabbitmq', 'redis'] as const;
 export type CpuGroup = (typeof CPU_GROUPS)[number];
-/** CPU ticks used so far by each process of a group, by pid. */
-export type CpuTicks = Map<number, { group: CpuGroup; ticks: number }>;
+/** CPU ticks used so far by each process of a group (its own and its reaped children's), by pid. */
+export type CpuTicks = Map<number, { group: CpuGroup; ticks: number; parent: number }>;
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
@@ -37,10 +37,10 @@ export function sampleCpu(): CpuTicks {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       const group = groupOf(comm, cmdline);
       if (!group) continue;
-      // Fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14].
+      // Fields after "(comm) ": state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14].
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const used = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-      ticks.set(Number(pid), { group, ticks: used });
+      ticks.set(Number(pid), { group, ticks: used, parent: Number(fields[1]) });
     } catch {
       // the process ended while being read
     }
@@ -49,10 +49,12 @@ export function sampleCpu(): CpuTicks {
 }
 
 /**
- * Microseconds of CPU per request, by group and in all, between two samples: each process's own
- * increase (a process started in between counts from zero). A process that ended in between is
- * left out rather than subtracted (a Postgres backend's time reappears in its parent's cutime),
- * so no figure can be negative.
+ * Microseconds of CPU per request, by group and in all, between two samples: each process's
+ * increase (a process started in between counts from zero). A process that ended in between and
+ * was reaped by a parent of its group (a Postgres backend whose pool closed it as idle) reappears
+ * whole in the parent's cutime, the time it had used before the first sample included: that part
+ * is taken off again, so only its time between the samples counts. One reaped by a process
+ * outside the groups (a service stopped by the bench) is left out, so no figure can be negative.
  */
 export function cpuPerRequest(
   before: CpuTicks,
@@ -63,6 +65,10 @@ export function cpuPerRequest(
   for (const [pid, { group, ticks }] of after) {
     used[group] += Math.max(0, ticks - (before.get(pid)?.ticks ?? 0));
   }
+  for (const [pid, { group, ticks, parent }] of before) {
+    if (!after.has(pid) && after.get(parent)?.group === group) used[group] -= ticks;
+  }
+  for (const group of CPU_GROUPS) used[group] = Math.max(0, used[group]);
   const byGroup = Object.fromEntries(
     CPU_GROUPS.map((group) => [group, Math.round((used[group] / TICKS_PER_SECOND / requests) * 1e6)]),
   ) as Record<CpuGroup, number>;
