@@ -126,10 +126,13 @@ export const conversationsSchema = {
   OUTBOX_COALESCE_MS: integer(0, 1000, 5),
   /** How long events are kept for the events API and stream resumes (published outbox rows). */
   EVENT_RETENTION_DAYS: integer(1, 3650, 30),
-  /** Send-message statements a replica runs at once; commands arriving meanwhile share the next one (MessageAppender). */
-  MESSAGE_APPEND_CONCURRENCY: integer(1, 100, 4),
-  /** The most send-message commands one statement writes. */
-  MESSAGE_APPEND_BATCH_MAX: integer(1, 1000, 64),
+  /**
+   * Batched statements (send-message, reading one conversation) a replica runs at once, of each
+   * kind; what arrives meanwhile shares the next one (BatchedCalls).
+   */
+  DATABASE_BATCH_CONCURRENCY: integer(1, 100, 4),
+  /** The most commands or queries one batched statement serves. */
+  DATABASE_BATCH_MAX: integer(1, 1000, 64),
   RUN_MIGRATIONS: boolean(true),
 };
 

@@ -32,6 +32,16 @@ const OK_REPLY_PREFIX = '{"ok":true,"data":';
 const OK_REPLY_PREFIX_BYTES = Buffer.from(OK_REPLY_PREFIX);
 const CLOSING_BRACE = 0x7d;
 
+/**
+ * Reply data already serialized, sent as it is instead of through the reply schema's serializer:
+ * the JSON of the conversations the conversations service reads is written by Postgres (a test
+ * holds that SQL to the schema). `T` is what it is the JSON of.
+ */
+export class JsonText<T = unknown> {
+  declare readonly of?: T;
+  constructor(readonly text: string) {}
+}
+
 /** The wire form of a successful reply whose data `serializedData` is (JSON text). */
 export function encodeOkReply(serializedData: string): string {
   return `${OK_REPLY_PREFIX}${serializedData}}`;

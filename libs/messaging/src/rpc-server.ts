@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import {
   compileSerializer,
   encodeOkReply,
+  JsonText,
   parseWith,
   type RpcOperation,
   type RpcReply,
@@ -196,11 +197,13 @@ export class RpcServer extends Server implements CustomTransportStrategy {
   }
 
   /**
-   * The reply's wire form: its data through the operation's reply serializer (rpc-envelope.ts). Data
-   * the serializer cannot write (not what the contract says) is a bug answered as one, not sent.
+   * The reply's wire form: its data through the operation's reply serializer (rpc-envelope.ts), or
+   * as it is if already serialized (JsonText). Data the serializer cannot write (not what the
+   * contract says) is a bug answered as one, not sent.
    */
   private encode(request: RpcRequest, reply: RpcReply): { reply: RpcReply; encoded: string } {
     if (!reply.ok) return { reply, encoded: JSON.stringify(reply) };
+    if (reply.data instanceof JsonText) return { reply, encoded: encodeOkReply(reply.data.text) };
     try {
       return { reply, encoded: encodeOkReply(this.serializers.get(request.pattern)!(reply.data)) };
     } catch (error) {

@@ -3,3 +3,4 @@ export * from './dependency-check';
 export * from './rpc-service';
 export * from './periodic-task';
 export * from './coalescer';
+export * from './batched-calls';

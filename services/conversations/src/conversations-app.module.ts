@@ -17,8 +17,9 @@ import { ConversationsHandler } from './conversations/conversations.handler';
 import { ConversationsRepository } from './conversations/conversations.repository';
 import { ConversationsService } from './conversations/conversations.service';
 import { listSnapshotSealer } from './conversations/list-snapshot-sealer';
+import { ConversationReader } from './conversations/conversation-reader';
 import { MessageAppender } from './conversations/message-appender';
-import { MessageAppenderMetrics } from './conversations/message-appender-metrics';
+import { StatementBatchMetrics } from './conversations/statement-batch-metrics';
 import { EventsHandler } from './events/events.handler';
 import { EventsRepository } from './events/events.repository';
 import { EventsService } from './events/events.service';
@@ -52,7 +53,8 @@ export class ConversationsAppModule {
         ConversationsRepository,
         ConversationsService,
         MessageAppender,
-        MessageAppenderMetrics,
+        ConversationReader,
+        StatementBatchMetrics,
         listSnapshotSealer,
         {
           provide: CommandLog,

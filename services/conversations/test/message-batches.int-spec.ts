@@ -13,19 +13,21 @@ import {
 
 /**
  * Send-message commands that arrive while a statement runs share the next one
- * (MessageAppender). With MESSAGE_APPEND_CONCURRENCY=1, a first command held on its
+ * (MessageAppender). With DATABASE_BATCH_CONCURRENCY=1, a first command held on its
  * conversation's row lock (taken here, in a transaction of the test's own) lets the next ones
  * gather; released, they are written together. Each must come out exactly as if it had run
  * alone: its message at its conversation's next position, its event with the next sequence, its
  * command recorded once, and its own reply, success or error.
  */
+const APPENDS = { statement: 'append_messages' };
+
 describe('send-message commands written together', () => {
   let stack: TestStack;
   let probe: RpcProbe;
   let account: TestAccount;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ conversations: { MESSAGE_APPEND_CONCURRENCY: '1' } });
+    stack = await TestStack.start({ conversations: { DATABASE_BATCH_CONCURRENCY: '1' } });
     probe = await RpcProbe.open();
     account = await stack.createAccount();
   });
@@ -99,8 +101,8 @@ describe('send-message commands written together', () => {
     // The lone first command, then one statement for each conversation's first message and one
     // for the seconds (a conversation's next message waits for its previous one's commit).
     const after = await metrics();
-    expect(after.since(before, 'cms_message_append_batch_size_count')).toBe(3);
-    expect(after.since(before, 'cms_message_append_batch_size_sum')).toBe(13);
+    expect(after.since(before, 'cms_statement_batch_size_count', APPENDS)).toBe(3);
+    expect(after.since(before, 'cms_statement_batch_size_sum', APPENDS)).toBe(13);
     for (const conversationId of conversations) {
       const { messages, events } = await stored(conversationId);
       expect(messages.map(({ content, position }) => [content, position])).toEqual([
@@ -133,7 +135,7 @@ describe('send-message commands written together', () => {
     expect(again.body).toEqual(first.body);
     for (const reply of replies) expect(reply.body.ok).toBe(true);
     const after = await metrics();
-    expect(after.since(before, 'cms_message_append_batches_split_total')).toBe(1);
+    expect(after.since(before, 'cms_statement_batches_split_total', APPENDS)).toBe(1);
     const { messages } = await stored((repeated.data as { conversationId: string }).conversationId);
     expect(messages).toHaveLength(1);
     for (const conversationId of others) expect((await stored(conversationId)).messages).toHaveLength(1);
@@ -159,8 +161,8 @@ describe('send-message commands written together', () => {
     expect(toForeign.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
     expect(toOpen.body).toMatchObject({ ok: true, data: { content: 'welcome', conversation_id: open } });
     const after = await metrics();
-    expect(after.since(before, 'cms_message_append_batches_split_total')).toBe(0);
-    expect(after.since(before, 'cms_message_append_batch_size_sum')).toBe(4);
+    expect(after.since(before, 'cms_statement_batches_split_total', APPENDS)).toBe(0);
+    expect(after.since(before, 'cms_statement_batch_size_sum', APPENDS)).toBe(4);
     expect((await stored(closed)).messages).toEqual([]);
     expect((await stored(foreign)).messages).toEqual([]);
   });

@@ -5,12 +5,19 @@ import type { ConversationStatus } from '@app/dialects';
 import type { LeadView, ListConversationsQuery, MessageSender } from '@app/contracts';
 import { CommandRecord, execute } from '@app/database';
 import { ConversationRow, MessageRow } from './conversation-row';
-import { AppendedRow, listPage, ListPageRow, SQL } from './conversations.sql';
+import { AppendedRow, ConversationJsonRow, listPage, SQL } from './conversations.sql';
 
 export interface ConversationPageRows {
-  rows: ConversationRow[];
+  /** Each conversation of the page as its view's JSON. */
+  json: string[];
   total: number;
   snapshot: string;
+}
+
+/** A read of one conversation with its messages. */
+export interface ConversationRead {
+  accountId: string;
+  conversationId: string;
 }
 
 /** What a send-message command writes: its message, the message's event and the command's record. */
@@ -63,21 +70,21 @@ export class ConversationsRepository {
     return {
       total: Number(rows[0].total),
       snapshot: rows[0].snapshot,
-      rows: rows.filter((row): row is ListPageRow & ConversationRow => row.id !== null),
+      json: rows.flatMap((row) => (row.json === null ? [] : [row.json])),
     };
   }
 
-  /** The conversation with all its messages; `messages` is null when it has over MAX_MESSAGES_PER_READ. */
-  async findWithMessages(
-    accountId: string,
-    conversationId: string,
-  ): Promise<(ConversationRow & { messages: MessageRow[] | null }) | undefined> {
-    const { rows } = await execute(this.db, SQL.findWithMessages, [
-      conversationId,
-      accountId,
+  /**
+   * Conversations with all their messages, as JSON (null for one with over MAX_MESSAGES_PER_READ),
+   * for several reads in one statement; one row per read that found its conversation.
+   */
+  async readConversations(reads: readonly ConversationRead[]): Promise<ConversationJsonRow[]> {
+    const { rows } = await execute(this.db, SQL.readConversations, [
+      reads.map((read) => read.conversationId),
+      reads.map((read) => read.accountId),
       MAX_MESSAGES_PER_READ,
     ]);
-    return rows[0];
+    return rows;
   }
 
   async find(accountId: string, conversationId: string): Promise<ConversationRow | undefined> {

@@ -6,6 +6,7 @@ import {
   ConversationRpc,
   ConversationView,
   ConversationWithMessagesView,
+  JsonText,
   LeadView,
   MessagePage,
   MessageSender,
@@ -20,6 +21,7 @@ import { type EventCause, OutboxWriter } from '../outbox/outbox.writer';
 import { toConversationView, toMessageView } from './conversation-row';
 import { ConversationsRepository, MAX_MESSAGES_PER_READ } from './conversations.repository';
 import { editedDetails } from './edited-details';
+import { ConversationReader } from './conversation-reader';
 import { MessageAppender } from './message-appender';
 import { transitionEvent } from './status-transitions';
 
@@ -40,13 +42,14 @@ export class ConversationsService {
     private readonly commands: CommandLog,
     private readonly sealer: SnapshotSealer,
     private readonly appender: MessageAppender,
+    private readonly reader: ConversationReader,
   ) {}
 
   /**
    * A page as of the snapshot of the client's token (the one it was given is echoed), or as of
    * now with a new token sealing the snapshot read at.
    */
-  async list(request: RpcCall<typeof ConversationRpc.list>): Promise<ConversationPage> {
+  async list(request: RpcCall<typeof ConversationRpc.list>): Promise<JsonText<ConversationPage>> {
     const query = request.data;
     const snapshot =
       query.snapshot === undefined ? undefined : this.sealer.open(query.snapshot, request.accountId);
@@ -56,28 +59,27 @@ export class ConversationsService {
       ]);
     }
     const page = await this.conversations.listPage(request.accountId, { ...query, snapshot });
-    return {
-      data: page.rows.map(toConversationView),
-      pagination: {
-        limit: query.limit,
-        offset: query.offset,
-        total: page.total,
-        snapshot: query.snapshot ?? this.sealer.seal(page.snapshot, request.accountId),
-      },
+    const pagination: ConversationPage['pagination'] = {
+      limit: query.limit,
+      offset: query.offset,
+      total: page.total,
+      snapshot: query.snapshot ?? this.sealer.seal(page.snapshot, request.accountId),
     };
+    // The rows as Postgres wrote them; pagination last, as the gateway's next link expects.
+    return new JsonText(`{"data":[${page.json.join(',')}],"pagination":${JSON.stringify(pagination)}}`);
   }
 
-  async get(request: RpcCall<typeof ConversationRpc.get>): Promise<ConversationWithMessagesView> {
+  async get(request: RpcCall<typeof ConversationRpc.get>): Promise<JsonText<ConversationWithMessagesView>> {
     const { conversationId } = request.data;
-    const row = await this.conversations.findWithMessages(request.accountId, conversationId);
-    if (!row) throw notFound(conversationId);
-    if (row.messages === null) {
+    const read = await this.reader.read(request.accountId, conversationId);
+    if (!read) throw notFound(conversationId);
+    if (read.json === null) {
       throw new DomainError(
         'conversation_too_large',
-        `Conversation ${row.id} has ${row.message_count} messages, over the ${MAX_MESSAGES_PER_READ} one read returns; read them in pages with GET /v1/conversations/${row.id}/messages.`,
+        `Conversation ${read.id} has ${read.message_count} messages, over the ${MAX_MESSAGES_PER_READ} one read returns; read them in pages with GET /v1/conversations/${read.id}/messages.`,
       );
     }
-    return { ...toConversationView(row), messages: row.messages.map(toMessageView) };
+    return new JsonText(read.json);
   }
 
   create(request: RpcCall<typeof ConversationRpc.create>): Promise<ConversationView> {

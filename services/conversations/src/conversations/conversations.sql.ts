@@ -2,10 +2,21 @@ import { prepare, preparedOnce, type PreparedStatement } from '@app/database';
 import type { LeadView } from '@app/contracts';
 import type { ConversationRow, MessageRow } from './conversation-row';
 
-/** A row of a list page: the page's total and snapshot on every row; a page past the end is one row of nulls. */
-export type ListPageRow = { total: string; snapshot: string } & (
-  ConversationRow | { [column in keyof ConversationRow]: null }
-);
+/** A row of a list page: the page's total and snapshot on every row; a page past the end is one row with no conversation. */
+export interface ListPageRow {
+  total: string;
+  snapshot: string;
+  /** The conversation's view as JSON (conversationJson); null on the row of a page past the end. */
+  json: string | null;
+}
+
+/** A conversation read with its messages, as its view's JSON (null when it has too many messages to read at once). */
+export interface ConversationJsonRow {
+  id: string;
+  account_id: string;
+  message_count: number;
+  json: string | null;
+}
 /** The conversation and the message appended to it, as one row. */
 export interface AppendedRow {
   conversation: ConversationRow;
@@ -20,6 +31,25 @@ const CONVERSATION_COLUMNS = `c.id, c.status, c.visitor_name, c.visitor_email, c
   ${iso('c.updated_at')} AS updated_at, ${iso('c.closed_at')} AS closed_at, c.event_sequence`;
 
 const MESSAGE_COLUMNS = `m.id, m.conversation_id, m.sender, m.content, ${iso('m.created_at')} AS created_at`;
+
+/**
+ * Conversation `c` as the JSON of its view (ConversationView: these fields, in this order), written
+ * by Postgres: the replies that read conversations send this text on unparsed (JsonText), and the
+ * gateway sends it on as the body. `conversation-json.int-spec.ts` holds it to the contract's
+ * schema. `more` adds fields at the end (a conversation's messages).
+ */
+const conversationJson = (more = '') => `(SELECT row_to_json(view) FROM (SELECT c.id, c.status,
+    CASE WHEN c.visitor_name IS NULL AND c.visitor_email IS NULL AND c.visitor_phone IS NULL THEN NULL
+         ELSE (SELECT row_to_json(visitor) FROM (SELECT c.visitor_name AS name, c.visitor_email AS email,
+                                                        c.visitor_phone AS phone) visitor) END AS visitor,
+    c.subject, c.metadata, c.message_count, ${iso('c.last_message_at')} AS last_message_at,
+    ${iso('c.created_at')} AS created_at, ${iso('c.updated_at')} AS updated_at, ${iso('c.closed_at')} AS closed_at${more}) view)`;
+
+/** Conversation `c`'s messages as a JSON array of MessageView, oldest first. */
+const MESSAGES_JSON = `COALESCE((SELECT json_agg(message.json ORDER BY message.position)
+    FROM (SELECT m.position, row_to_json(fields) AS json
+            FROM conversations.messages m, LATERAL (SELECT ${MESSAGE_COLUMNS}) fields
+           WHERE m.conversation_id = c.id) message), '[]'::json)`;
 
 /**
  * CTEs `c` and `m`: bump an open conversation's counters (the UPDATE locks its row) and insert
@@ -95,7 +125,7 @@ export function listPage(
        SELECT counted.total, meta.snapshot::text AS snapshot, page.*
          FROM meta CROSS JOIN counted
          LEFT JOIN LATERAL (
-           SELECT ${CONVERSATION_COLUMNS} FROM ${source}
+           SELECT ${conversationJson()}::text AS json FROM ${source}
             WHERE c.account_id = $1${conditions} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot)
             ORDER BY c.created_at ${direction}, c.id ${direction}
             LIMIT $2 OFFSET $3) page ON true`;
@@ -108,14 +138,15 @@ export function listPage(
  * 1 for a new conversation's conversation.started): the row's lock orders them.
  */
 export const SQL = {
-  findWithMessages: prepare<ConversationRow & { messages: MessageRow[] | null }>(
-    `SELECT ${CONVERSATION_COLUMNS},
-              CASE WHEN c.message_count <= $3 THEN COALESCE((SELECT json_agg(json_build_object('id', m.id, 'conversation_id', m.conversation_id,
-                          'sender', m.sender, 'content', m.content, 'created_at', ${iso('m.created_at')})
-                          ORDER BY m.position)
-                          FROM conversations.messages m WHERE m.conversation_id = c.id), '[]'::json) END AS messages
-         FROM conversations.conversations c
-        WHERE c.id = $1 AND c.account_id = $2`,
+  /**
+   * Conversations with their messages, for a batch of reads: $1 conversation ids and $2 their
+   * accounts (arrays, one element per read); a conversation with over $3 messages has no JSON.
+   */
+  readConversations: prepare<ConversationJsonRow>(
+    `SELECT c.id, c.account_id, c.message_count,
+            CASE WHEN c.message_count <= $3 THEN ${conversationJson(`, ${MESSAGES_JSON} AS messages`)}::text END AS json
+       FROM unnest($1::uuid[], $2::uuid[]) AS read(id, account_id)
+       JOIN conversations.conversations c ON c.id = read.id AND c.account_id = read.account_id`,
   ),
   find: prepare<ConversationRow>(
     `SELECT ${CONVERSATION_COLUMNS} FROM conversations.conversations c WHERE c.id = $1 AND c.account_id = $2`,
