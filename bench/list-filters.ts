@@ -3,7 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { conversationsDataSourceOptions } from '../services/conversations/src/data-source';
-import { ListFilters, listPage } from '../services/conversations/src/conversations/conversations.sql';
+import {
+  ListFilters,
+  listPagesStatement,
+  usedFilters,
+} from '../services/conversations/src/conversations/conversations.sql';
 import { recreateDatabase, seedAccount } from './bench-seed';
 
 /**
@@ -66,8 +70,10 @@ async function main(): Promise<void> {
   ];
   console.log('case | first page ms (median of 5) | total | plan of the page');
   for (const [name, filters, order] of cases) {
-    const { statement, values } = listPage(filters, order);
-    const params = [accountId, 20, 0, null, ...values];
+    const used = usedFilters(filters);
+    const statement = listPagesStatement(used, order);
+    // A batch of one page: each parameter is an array of one element.
+    const params = [[accountId], [20], [0], [null], ...used.map((name) => [filters[name]])];
     const timings: number[] = [];
     let plan = '';
     let total = 0;

@@ -127,8 +127,8 @@ export const conversationsSchema = {
   /** How long events are kept for the events API and stream resumes (published outbox rows). */
   EVENT_RETENTION_DAYS: integer(1, 3650, 30),
   /**
-   * Batched statements (send-message, reading one conversation) a replica runs at once, of each
-   * kind; what arrives meanwhile shares the next one (BatchedCalls).
+   * Batched statements (send-message, reading one conversation, a page of a list variant) a
+   * replica runs at once, of each kind; what arrives meanwhile shares the next one (BatchedCalls).
    */
   DATABASE_BATCH_CONCURRENCY: integer(1, 100, 4),
   /** The most commands or queries one batched statement serves. */

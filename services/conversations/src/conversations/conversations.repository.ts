@@ -5,13 +5,25 @@ import type { ConversationStatus } from '@app/dialects';
 import type { LeadView, ListConversationsQuery, MessageSender } from '@app/contracts';
 import { CommandRecord, execute } from '@app/database';
 import { ConversationRow, MessageRow } from './conversation-row';
-import { AppendedRow, ConversationJsonRow, listPage, SQL } from './conversations.sql';
+import {
+  AppendedRow,
+  ConversationJsonRow,
+  type ListFilter,
+  listPagesStatement,
+  SQL,
+} from './conversations.sql';
 
 export interface ConversationPageRows {
   /** Each conversation of the page as its view's JSON. */
   json: string[];
   total: number;
   snapshot: string;
+}
+
+/** A read of one page of an account's conversations: its query, `snapshot` being a pg_snapshot. */
+export interface PageRead {
+  accountId: string;
+  query: ListConversationsQuery;
 }
 
 /** A read of one conversation with its messages. */
@@ -53,25 +65,34 @@ export class ConversationsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * One page, newest first unless `order` is asc, as of `snapshot` (a pg_snapshot; the statement's
-   * own for a first page). Rows whose creating transaction the snapshot does not see are hidden, so
-   * offsets stay stable while others create conversations (changes to `updated_at` still move rows
-   * in or out of an `updated_after` filter).
+   * Pages of lists that use the same filters (`used`) and order, in one statement; each newest
+   * first unless `order` is asc, as of its `snapshot` (a pg_snapshot; the statement's own for a
+   * first page). Rows whose creating transaction the snapshot does not see are hidden, so offsets
+   * stay stable while others create conversations (changes to `updated_at` still move rows in or
+   * out of an `updated_after` filter).
    */
-  async listPage(accountId: string, query: ListConversationsQuery): Promise<ConversationPageRows> {
-    const { statement, values } = listPage(query, query.order ?? 'desc');
-    const { rows } = await execute(this.db, statement, [
-      accountId,
-      query.limit,
-      query.offset,
-      query.snapshot ?? null,
-      ...values,
+  async listPages(
+    pages: readonly PageRead[],
+    used: readonly ListFilter[],
+    order: 'asc' | 'desc',
+  ): Promise<ConversationPageRows[]> {
+    const column = <T>(value: (page: PageRead) => T) => pages.map(value);
+    const { rows } = await execute(this.db, listPagesStatement(used, order), [
+      column((page) => page.accountId),
+      column((page) => page.query.limit),
+      column((page) => page.query.offset),
+      column((page) => page.query.snapshot ?? null),
+      ...used.map((name) => column((page) => page.query[name])),
     ]);
-    return {
-      total: Number(rows[0].total),
-      snapshot: rows[0].snapshot,
-      json: rows.flatMap((row) => (row.json === null ? [] : [row.json])),
-    };
+    const read = pages.map((): ConversationPageRows => ({ json: [], total: 0, snapshot: '' }));
+    // A page's rows come in its order (each page is its own LATERAL subquery, joined in turn).
+    for (const row of rows) {
+      const page = read[Number(row.page) - 1];
+      page.total = Number(row.total);
+      page.snapshot = row.snapshot;
+      if (row.json !== null) page.json.push(row.json);
+    }
+    return read;
   }
 
   /**

@@ -58,7 +58,7 @@ export class ConversationsService {
         { field: 'snapshot', message: 'must be a pagination.snapshot token returned by an earlier page' },
       ]);
     }
-    const page = await this.conversations.listPage(request.accountId, { ...query, snapshot });
+    const page = await this.reader.page(request.accountId, { ...query, snapshot });
     const pagination: ConversationPage['pagination'] = {
       limit: query.limit,
       offset: query.offset,

@@ -2,8 +2,9 @@ import { prepare, preparedOnce, type PreparedStatement } from '@app/database';
 import type { LeadView } from '@app/contracts';
 import type { ConversationRow, MessageRow } from './conversation-row';
 
-/** A row of a list page: the page's total and snapshot on every row; a page past the end is one row with no conversation. */
+/** A row of a batch of list pages: its page's place in the batch, total and snapshot; a page past the end is one row with no conversation. */
 export interface ListPageRow {
+  page: string;
   total: string;
   snapshot: string;
   /** The conversation's view as JSON (conversationJson); null on the row of a page past the end. */
@@ -70,7 +71,7 @@ const APPEND_TO_OPEN_CONVERSATION = `c AS (
          SELECT $3, c.id, $2, c.message_count, $4, $5, c.appended_at FROM c
          RETURNING ${MESSAGE_COLUMNS})`;
 
-/** A list's filters, each with the parameter it binds; $1..$4 are account, limit, offset, snapshot. */
+/** A list's filters. */
 export interface ListFilters {
   status?: string;
   created_after?: string;
@@ -78,58 +79,72 @@ export interface ListFilters {
   updated_after?: string;
   visitor_email?: string;
 }
+export type ListFilter = keyof ListFilters;
 
-const FILTER_CONDITIONS: Record<keyof ListFilters, (param: string) => string> = {
-  status: (param) => `c.status = ${param}`,
-  created_after: (param) => `c.created_at > ${param}::timestamptz`,
-  created_before: (param) => `c.created_at < ${param}::timestamptz`,
+/** Each filter's condition on conversation `c`, given the expression of its value. */
+const FILTER_CONDITIONS: Record<ListFilter, (value: string) => string> = {
+  status: (value) => `c.status = ${value}`,
+  created_after: (value) => `c.created_at > ${value}::timestamptz`,
+  created_before: (value) => `c.created_at < ${value}::timestamptz`,
   // Through the index of 10-minute windows (migration 1764600000000), then exactly.
-  updated_after: (param) =>
-    `c.updated_window >= conversations.update_window(${param}::timestamptz) AND c.updated_at > ${param}::timestamptz`,
-  visitor_email: (param) => `lower(c.visitor_email) = lower(${param})`,
+  updated_after: (value) =>
+    `c.updated_window >= conversations.update_window(${value}::timestamptz) AND c.updated_at > ${value}::timestamptz`,
+  visitor_email: (value) => `lower(c.visitor_email) = lower(${value})`,
 };
+export const LIST_FILTERS = Object.keys(FILTER_CONDITIONS) as ListFilter[];
+
+/** The filters a list uses, in LIST_FILTERS' order: with its order, which statement it needs. */
+export const usedFilters = (filters: ListFilters): ListFilter[] =>
+  LIST_FILTERS.filter((name) => filters[name] !== undefined);
 
 /**
- * The list statement for a set of filters and an order, with the filters' values in the order of
- * FILTER_CONDITIONS from $5 on (each variant is prepared once per connection). With no filter but
- * the status, the total is the per-status counters minus the rows the snapshot does not see, the
- * same cost for 10 or 10 million conversations; other filters count the matching rows.
+ * The statement of a batch of list pages that use the same filters (`used`, in LIST_FILTERS'
+ * order) and order, each prepared once per connection. Arrays, one element per page: $1 accounts,
+ * $2 limits, $3 offsets, $4 snapshots (null: as of now), then each used filter's values. Every
+ * row carries its page's place in the arrays (`page`, from 1), total and snapshot; a page past the
+ * end is one row without a conversation. With no filter but the status, the total is the
+ * per-status counters minus the rows the snapshot does not see, the same cost for 10 or 10
+ * million conversations; other filters count the matching rows.
  */
-export function listPage(
-  filters: ListFilters,
+export function listPagesStatement(
+  used: readonly ListFilter[],
   order: 'asc' | 'desc',
-): { statement: PreparedStatement<ListPageRow>; values: string[] } {
-  const used = (Object.keys(FILTER_CONDITIONS) as Array<keyof ListFilters>).filter(
-    (name) => filters[name] !== undefined,
-  );
-  const conditions = used.map((name, i) => ` AND ${FILTER_CONDITIONS[name](`$${i + 5}`)}`).join('');
+): PreparedStatement<ListPageRow> {
+  const filter = (name: ListFilter) => `q.${name}`;
+  const conditions = used.map((name) => ` AND ${FILTER_CONDITIONS[name](filter(name))}`).join('');
   const countedByCounters = used.every((name) => name === 'status');
-  const statusCondition = used.includes('status') ? ' AND c.status = $5' : '';
+  const statusCondition = used.includes('status') ? ` AND c.status = ${filter('status')}` : '';
   const total = countedByCounters
-    ? `(SELECT COALESCE(SUM(count), 0) FROM conversations.status_counts c WHERE c.account_id = $1${statusCondition})
-                   - (SELECT count(*) FROM conversations.conversations c, meta
-                       WHERE c.account_id = $1${statusCondition}
+    ? `(SELECT COALESCE(SUM(count), 0) FROM conversations.status_counts c WHERE c.account_id = q.account_id${statusCondition})
+                   - (SELECT count(*) FROM conversations.conversations c
+                       WHERE c.account_id = q.account_id${statusCondition}
                          AND c.created_xid >= pg_snapshot_xmin(meta.snapshot)
                          AND NOT pg_visible_in_snapshot(c.created_xid, meta.snapshot))`
-    : `(SELECT count(*) FROM conversations.conversations c, meta
-                       WHERE c.account_id = $1${conditions} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot))`;
+    : `(SELECT count(*) FROM conversations.conversations c
+                       WHERE c.account_id = q.account_id${conditions} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot))`;
   const direction = order === 'asc' ? 'ASC' : 'DESC';
   // A visitor's few conversations are found through their email's index and then sorted: left to
   // itself, the planner walks the creation-time index hoping to meet 20 of them early, and reads
   // the whole account (0.4 s at a million rows). `OFFSET 0` keeps the lookup a query of its own.
   const source = used.includes('visitor_email')
-    ? `(SELECT * FROM conversations.conversations c WHERE c.account_id = $1${conditions} OFFSET 0) c`
+    ? `(SELECT * FROM conversations.conversations c WHERE c.account_id = q.account_id${conditions} OFFSET 0) c`
     : 'conversations.conversations c';
-  const text = `WITH meta AS (SELECT COALESCE($4::pg_snapshot, pg_current_snapshot()) AS snapshot),
-            counted AS (SELECT ${total} AS total)
-       SELECT counted.total, meta.snapshot::text AS snapshot, page.*
-         FROM meta CROSS JOIN counted
-         LEFT JOIN LATERAL (
+  const filterArrays = used.map((name, i) => `, $${i + 5}::text[]`).join('');
+  // `OFFSET 0` keeps meta and counted subqueries of their own, evaluated once a page: pulled up
+  // into the join, they would be evaluated again for every row of the page.
+  const filterColumns = used.map((name) => `, ${name}`).join('');
+  return preparedOnce<ListPageRow>(
+    `SELECT q.page, counted.total, meta.snapshot::text AS snapshot, rows.json
+       FROM unnest($1::uuid[], $2::int[], $3::int[], $4::text[]${filterArrays}) WITH ORDINALITY
+            AS q(account_id, page_limit, page_offset, snapshot${filterColumns}, page)
+      CROSS JOIN LATERAL (SELECT COALESCE(q.snapshot::pg_snapshot, pg_current_snapshot()) AS snapshot OFFSET 0) meta
+      CROSS JOIN LATERAL (SELECT ${total} AS total OFFSET 0) counted
+       LEFT JOIN LATERAL (
            SELECT ${conversationJson()}::text AS json FROM ${source}
-            WHERE c.account_id = $1${conditions} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot)
+            WHERE c.account_id = q.account_id${conditions} AND pg_visible_in_snapshot(c.created_xid, meta.snapshot)
             ORDER BY c.created_at ${direction}, c.id ${direction}
-            LIMIT $2 OFFSET $3) page ON true`;
-  return { statement: preparedOnce<ListPageRow>(text), values: used.map((name) => filters[name]!) };
+            LIMIT q.page_limit OFFSET q.page_offset) rows ON true`,
+  );
 }
 
 /**

@@ -3,7 +3,7 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { METRIC_PREFIX } from '@app/observability';
 
 /** The statements whose calls are batched (BatchedCalls): how full their batches are, and how often one is split. */
-export type BatchedStatement = 'append_messages' | 'read_conversations';
+export type BatchedStatement = 'append_messages' | 'read_conversations' | 'list_pages';
 
 @Injectable()
 export class StatementBatchMetrics {

@@ -12,16 +12,18 @@ import {
 } from '@app/testing';
 
 /**
- * Send-message commands that arrive while a statement runs share the next one
- * (MessageAppender). With DATABASE_BATCH_CONCURRENCY=1, a first command held on its
- * conversation's row lock (taken here, in a transaction of the test's own) lets the next ones
- * gather; released, they are written together. Each must come out exactly as if it had run
- * alone: its message at its conversation's next position, its event with the next sequence, its
- * command recorded once, and its own reply, success or error.
+ * Commands and reads that arrive while a statement of their kind runs share the next one
+ * (BatchedCalls: MessageAppender, ConversationReader). With DATABASE_BATCH_CONCURRENCY=1, a first
+ * one held on a lock (taken here, in a transaction of the test's own) lets the next ones gather;
+ * released, they share a statement. Each must come out exactly as if it had run alone: a message
+ * at its conversation's next position, its event with the next sequence, its command recorded
+ * once, and its own reply, success or error, of its own account's data only.
  */
 const APPENDS = { statement: 'append_messages' };
+const READS = { statement: 'read_conversations' };
+const PAGES = { statement: 'list_pages' };
 
-describe('send-message commands written together', () => {
+describe('commands and reads sharing statements', () => {
   let stack: TestStack;
   let probe: RpcProbe;
   let account: TestAccount;
@@ -54,18 +56,28 @@ describe('send-message commands written together', () => {
 
   const metrics = () => PrometheusText.scrape(stack.conversations!.opsUrl);
 
-  /**
-   * Publishes a command to a conversation whose row the test holds locked, then `commands`; once
-   * the service holds them all, releases the lock. Resolves with every reply, the first's first.
-   */
-  async function gathered(commands: RpcRequest[]): Promise<RpcProbeReply[]> {
+  /** Holds a conversation's row: a send-message to it waits. */
+  const holdingAConversation = async (lock: Client) => {
     const blocked = await createConversation();
+    await lock.query('SELECT 1 FROM conversations.conversations WHERE id = $1 FOR UPDATE', [blocked]);
+    return send(blocked, 'first, alone');
+  };
+
+  /**
+   * Takes a lock with `hold`, which returns a command or read that then waits for it, publishes
+   * that one and `commands`; once the service holds them all, releases the lock. Resolves with
+   * every reply, the first's first.
+   */
+  async function gathered(
+    commands: RpcRequest[],
+    hold: (lock: Client) => Promise<RpcRequest> = holdingAConversation,
+  ): Promise<RpcProbeReply[]> {
     const lock = new Client({ connectionString: process.env.DATABASE_URL });
     await lock.connect();
     try {
       await lock.query('BEGIN');
-      await lock.query('SELECT 1 FROM conversations.conversations WHERE id = $1 FOR UPDATE', [blocked]);
-      const replies = [send(blocked, 'first, alone'), ...commands].map((command) => probe.call(command));
+      const first = await hold(lock);
+      const replies = [first, ...commands].map((command) => probe.call(command));
       await eventually(() => queueState(CONVERSATIONS_RPC_QUEUE).unacked === commands.length + 1, 10_000);
       await lock.query('COMMIT');
       return await Promise.all(replies);
@@ -165,5 +177,58 @@ describe('send-message commands written together', () => {
     expect(after.since(before, 'cms_statement_batch_size_sum', APPENDS)).toBe(4);
     expect((await stored(closed)).messages).toEqual([]);
     expect((await stored(foreign)).messages).toEqual([]);
+  });
+
+  const get = (conversationId: string, accountId?: string) =>
+    request(ConversationRpc.get.pattern, { conversationId }, accountId);
+  const list = (accountId: string) =>
+    request(ConversationRpc.list.pattern, { limit: 100, offset: 0, status: 'active' }, accountId);
+
+  it('reads of different accounts in one statement each get their own conversation, or a 404', async () => {
+    const other = await stack.createAccount();
+    const mine = await createConversation();
+    const theirs = await createConversation(other.accountId);
+    const before = await metrics();
+
+    const [, ownRead, theirRead, crossRead] = await gathered(
+      [get(mine), get(theirs, other.accountId), get(theirs)],
+      async (lock) => {
+        await lock.query('LOCK TABLE conversations.messages IN ACCESS EXCLUSIVE MODE');
+        return get(mine);
+      },
+    );
+
+    expect(ownRead.body).toMatchObject({ ok: true, data: { id: mine, messages: [] } });
+    expect(theirRead.body).toMatchObject({ ok: true, data: { id: theirs } });
+    expect(crossRead.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    const after = await metrics();
+    expect(after.since(before, 'cms_statement_batch_size_count', READS)).toBe(2);
+    expect(after.since(before, 'cms_statement_batch_size_sum', READS)).toBe(4);
+  });
+
+  it('pages of different accounts in one statement each list their own conversations, with their own totals', async () => {
+    const first = await stack.createAccount();
+    const second = await stack.createAccount();
+    const firsts = await Promise.all([1, 2, 3].map(() => createConversation(first.accountId)));
+    const seconds = await Promise.all([1, 2].map(() => createConversation(second.accountId)));
+    const before = await metrics();
+
+    const [, firstPage, secondPage] = await gathered(
+      [list(first.accountId), list(second.accountId)],
+      async (lock) => {
+        await lock.query('LOCK TABLE conversations.status_counts IN ACCESS EXCLUSIVE MODE');
+        return list(first.accountId);
+      },
+    );
+
+    type Page = { data: Array<{ id: string }>; pagination: { total: number } };
+    const ids = (reply: RpcProbeReply) => (reply.body as { data: Page }).data.data.map((row) => row.id);
+    expect(ids(firstPage).sort()).toEqual([...firsts].sort());
+    expect(ids(secondPage).sort()).toEqual([...seconds].sort());
+    expect((firstPage.body as { data: Page }).data.pagination.total).toBe(3);
+    expect((secondPage.body as { data: Page }).data.pagination.total).toBe(2);
+    const after = await metrics();
+    expect(after.since(before, 'cms_statement_batch_size_count', PAGES)).toBe(2);
+    expect(after.since(before, 'cms_statement_batch_size_sum', PAGES)).toBe(3);
   });
 });
