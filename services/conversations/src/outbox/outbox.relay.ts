@@ -2,7 +2,6 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
-import type { CloudEvent } from '@app/contracts';
 import { execute, prepare } from '@app/database';
 import { EventPublisher } from '@app/messaging';
 import { Coalescer } from '@app/runtime';
@@ -12,8 +11,10 @@ import type { ConversationsConfig } from '@app/config';
 
 interface OutboxRow {
   id: string;
+  event_id: string;
   type: string;
-  envelope: CloudEvent;
+  /** The CloudEvent's JSON as stored: published as it is, never parsed here. */
+  envelope: string;
   created_at: Date;
 }
 
@@ -22,7 +23,7 @@ const RELAY_LOCK = 'conversations:outbox-relay';
 const SQL = {
   lock: prepare<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked'),
   batch: prepare<OutboxRow>(
-    `SELECT id, type, envelope, created_at FROM conversations.outbox
+    `SELECT id, event_id, type, envelope::text AS envelope, created_at FROM conversations.outbox
       WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
   ),
   /** Publication order, for stream resumes: positions taken in the order the rows were published. */
@@ -112,9 +113,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       if (rows.length === 0) return [];
       await this.publisher.publishAll(
         rows.map((row) => ({
-          id: row.envelope.id,
+          id: row.event_id,
           routingKey: row.type,
-          body: Buffer.from(JSON.stringify(row.envelope)),
+          body: Buffer.from(row.envelope),
           timestamp: row.created_at,
         })),
       );
