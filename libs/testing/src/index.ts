@@ -18,3 +18,4 @@ export * from './scenario-workload';
 export * from './raw-http';
 export * from './factories';
 export * from './rpc-probe';
+export * from './rpc-probe-stack';

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   compileSchema,
   ConversationPage,
@@ -6,9 +5,8 @@ import {
   ConversationView,
   ConversationWithMessagesView,
   MessageView,
-  RpcRequest,
 } from '@app/contracts';
-import { RpcProbe, TestAccount, TestStack } from '@app/testing';
+import { rpcRequest, useRpcProbeStack } from '@app/testing';
 
 /**
  * Postgres writes the JSON of the conversations that get and list read (conversations.sql.ts,
@@ -18,31 +16,12 @@ import { RpcProbe, TestAccount, TestStack } from '@app/testing';
  * JavaScript (a no-op status change, the messages' own replies).
  */
 describe('conversations as Postgres writes their JSON', () => {
-  let stack: TestStack;
-  let probe: RpcProbe;
-  let account: TestAccount;
+  const probed = useRpcProbeStack();
   const isConversation = compileSchema(ConversationWithMessagesView);
   const isPage = compileSchema(ConversationPage);
 
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    probe = await RpcProbe.open();
-    account = await stack.createAccount();
-  });
-  afterAll(async () => {
-    await probe?.close();
-    await stack?.close();
-  });
-
   async function call<T>(pattern: string, data: unknown): Promise<T> {
-    const request: RpcRequest = {
-      pattern,
-      commandId: randomUUID(),
-      requestId: `req-${randomUUID()}`,
-      accountId: account.accountId,
-      data,
-    };
-    const { body } = await probe.call(request);
+    const { body } = await probed.probe.call(rpcRequest(probed.account.accountId, pattern, data));
     if (!body.ok) throw new Error(`${pattern}: ${JSON.stringify(body.error)}`);
     return body.data as T;
   }

@@ -7,7 +7,7 @@ import {
   RpcRequest,
 } from '@app/contracts';
 import { DIRECT_REPLY_QUEUE } from '@app/messaging';
-import { eventually, queueState, RpcProbe, RpcProbeReply, TestAccount, TestStack } from '@app/testing';
+import { eventually, queueState, RpcProbeReply, rpcRequest, useRpcProbeStack } from '@app/testing';
 
 /**
  * The conversations service's RPC queue, driven directly with amqplib as any publisher could
@@ -29,43 +29,26 @@ async function expectRpcQueueDrained(): Promise<void> {
 }
 
 describe('conversations.rpc: redelivery, duplicates and poison messages', () => {
-  let stack: TestStack;
-  let probe: RpcProbe;
-  let account: TestAccount;
+  const probed = useRpcProbeStack();
 
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    probe = await RpcProbe.open();
-    account = await stack.createAccount();
-  });
-  afterAll(async () => {
-    await probe?.close();
-    await stack?.close();
-  });
-
-  const request = (pattern: string, data: unknown, commandId = randomUUID()): RpcRequest => ({
-    pattern,
-    commandId,
-    requestId: `req-${randomUUID()}`,
-    accountId: account.accountId,
-    data,
-  });
+  const request = (pattern: string, data: unknown, commandId?: string): RpcRequest =>
+    rpcRequest(probed.account.accountId, pattern, data, commandId);
 
   async function createConversation(): Promise<string> {
-    const { body } = await probe.call(request(ConversationRpc.create.pattern, { subject: 'rpc' }));
+    const { body } = await probed.probe.call(request(ConversationRpc.create.pattern, { subject: 'rpc' }));
     expect(body.ok).toBe(true);
     return (body as { data: { id: string } }).data.id;
   }
 
   async function messagesOf(conversationId: string) {
-    return stack.query(
+    return probed.stack.query(
       `SELECT id, sender, content FROM conversations.messages WHERE conversation_id = $1 ORDER BY position`,
       [conversationId],
     );
   }
 
   async function outboxOf(conversationId: string) {
-    return stack.query(
+    return probed.stack.query(
       `SELECT type, envelope FROM conversations.outbox WHERE conversation_id = $1 ORDER BY id`,
       [conversationId],
     );
@@ -73,7 +56,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('replies on the reply address with the request correlation id, as JSON', async () => {
     const correlationId = randomUUID();
-    const reply = await probe.call(
+    const reply = await probed.probe.call(
       request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }),
       correlationId,
     );
@@ -89,15 +72,15 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       content: 'only once',
       sender: 'visitor',
     });
-    const first = await probe.call(command);
-    const second = await probe.call({ ...command, requestId: `req-${randomUUID()}` }); // a retry has its own request id
+    const first = await probed.probe.call(command);
+    const second = await probed.probe.call({ ...command, requestId: `req-${randomUUID()}` }); // a retry has its own request id
     expect(first.body.ok).toBe(true);
     expect(second.body).toEqual(first.body);
 
     const messages = await messagesOf(conversationId);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ id: (first.body as any).data.id, content: 'only once' });
-    const [conversation] = await stack.query(
+    const [conversation] = await probed.stack.query(
       `SELECT message_count FROM conversations.conversations WHERE id = $1`,
       [conversationId],
     );
@@ -106,7 +89,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       'conversation.started',
       'message.received',
     ]);
-    const processed = await stack.query(
+    const processed = await probed.stack.query(
       `SELECT count(*)::int AS n FROM conversations.processed_commands WHERE command_id = $1`,
       [command.commandId],
     );
@@ -120,7 +103,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       content: 'racing',
       sender: 'agent',
     });
-    const replies = await Promise.all(Array.from({ length: 10 }, () => probe.call(command)));
+    const replies = await Promise.all(Array.from({ length: 10 }, () => probed.probe.call(command)));
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
     expect(await messagesOf(conversationId)).toHaveLength(1);
@@ -132,12 +115,16 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('a duplicated create is applied once (one conversation, one conversation.started)', async () => {
     const command = request(ConversationRpc.create.pattern, { subject: `dup-${randomUUID()}` });
-    const replies = await Promise.all([probe.call(command), probe.call(command), probe.call(command)]);
+    const replies = await Promise.all([
+      probed.probe.call(command),
+      probed.probe.call(command),
+      probed.probe.call(command),
+    ]);
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
-    const rows = await stack.query(
+    const rows = await probed.stack.query(
       `SELECT id FROM conversations.conversations WHERE account_id = $1 AND subject = $2`,
-      [account.accountId, (command.data as { subject: string }).subject],
+      [probed.account.accountId, (command.data as { subject: string }).subject],
     );
     expect(rows).toHaveLength(1);
     expect((await outboxOf(rows[0].id)).map((row) => row.type)).toEqual(['conversation.started']);
@@ -146,10 +133,14 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   it('duplicated leads are applied once', async () => {
     const conversationId = await createConversation();
     const lead = request(ConversationRpc.captureLead.pattern, { conversationId, email: 'dup@example.com' });
-    const replies = await Promise.all([probe.call(lead), probe.call(lead), probe.call(lead)]);
+    const replies = await Promise.all([
+      probed.probe.call(lead),
+      probed.probe.call(lead),
+      probed.probe.call(lead),
+    ]);
     expect(replies[0].body.ok).toBe(true);
     for (const reply of replies) expect(reply.body).toEqual(replies[0].body);
-    const leads = await stack.query(`SELECT id FROM conversations.leads WHERE conversation_id = $1`, [
+    const leads = await probed.stack.query(`SELECT id FROM conversations.leads WHERE conversation_id = $1`, [
       conversationId,
     ]);
     expect(leads).toEqual([{ id: (replies[0].body as any).data.id }]);
@@ -162,16 +153,16 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   it('a status change replayed after later changes is not applied again: the stored reply comes back', async () => {
     const conversationId = await createConversation();
     const close = request(ConversationRpc.changeStatus.pattern, { conversationId, status: 'closed' });
-    const first = await probe.call(close);
+    const first = await probed.probe.call(close);
     expect(first.body).toMatchObject({ ok: true, data: { status: 'closed' } });
-    const reopen = await probe.call(
+    const reopen = await probed.probe.call(
       request(ConversationRpc.changeStatus.pattern, { conversationId, status: 'active' }),
     );
     expect(reopen.body).toMatchObject({ ok: true, data: { status: 'active' } });
 
-    const replayed = await probe.call(close);
+    const replayed = await probed.probe.call(close);
     expect(replayed.body).toEqual(first.body);
-    const [row] = await stack.query(
+    const [row] = await probed.stack.query(
       `SELECT status, closed_at FROM conversations.conversations WHERE id = $1`,
       [conversationId],
     );
@@ -190,17 +181,17 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       content: 'redelivered',
       sender: 'visitor',
     });
-    const first = await probe.call(command);
+    const first = await probed.probe.call(command);
     expect(first.body.ok).toBe(true);
 
-    await stack.stopConversations();
+    await probed.stack.stopConversations();
     const correlationId = randomUUID();
     let replyPromise: Promise<RpcProbeReply> | undefined;
     try {
       // The copy waits in the queue; a consumer takes it and gives it back unacknowledged, as a
       // crashed replica would, so the broker marks it redelivered.
-      replyPromise = probe.callRaw(Buffer.from(JSON.stringify(command)), correlationId);
-      const grabber = await probe.connection.createChannel();
+      replyPromise = probed.probe.callRaw(Buffer.from(JSON.stringify(command)), correlationId);
+      const grabber = await probed.probe.connection.createChannel();
       const taken = await eventually(
         async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false,
       );
@@ -214,7 +205,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       grabber.nack(again, false, true);
       await grabber.close();
     } finally {
-      await stack.startConversations();
+      await probed.stack.startConversations();
     }
     const second = await replyPromise;
     expect(second.body).toEqual(first.body);
@@ -233,15 +224,15 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       content: 'first time redelivered',
       sender: 'agent',
     });
-    await stack.stopConversations();
+    await probed.stack.stopConversations();
     let replyPromise: Promise<RpcProbeReply> | undefined;
     try {
-      replyPromise = probe.call(command);
-      const grabber = await probe.connection.createChannel();
+      replyPromise = probed.probe.call(command);
+      const grabber = await probed.probe.connection.createChannel();
       await eventually(async () => (await grabber.get(CONVERSATIONS_RPC_QUEUE, { noAck: false })) || false);
       await grabber.close(); // closing with the delivery unacknowledged requeues it, redelivered
     } finally {
-      await stack.startConversations();
+      await probed.stack.startConversations();
     }
     const reply = await replyPromise;
     expect(reply.body.ok).toBe(true);
@@ -252,7 +243,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   describe('poison messages', () => {
     async function deadLettered(marker: string): Promise<GetMessage> {
-      const channel = await probe.connection.createChannel();
+      const channel = await probed.probe.connection.createChannel();
       try {
         return await eventually(async () => {
           const others: GetMessage[] = [];
@@ -304,12 +295,12 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     ])('%s is moved to the dead-letter queue and does not block the next command', async (_name, build) => {
       const marker = `poison-${randomUUID()}`;
       const content = Buffer.from(build(marker), 'utf8');
-      probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, {
+      probed.probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, {
         replyTo: DIRECT_REPLY_QUEUE,
         correlationId: marker,
       });
 
-      const next = await probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }));
+      const next = await probed.probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }));
       expect(next.body.ok).toBe(true);
 
       const dead = await deadLettered(marker);
@@ -326,8 +317,8 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       const markers = Array.from({ length: 5 }, () => `burst-${randomUUID()}`);
       const calls: Array<Promise<RpcProbeReply>> = [];
       for (const marker of markers) {
-        probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, Buffer.from(`<<${marker}>>`));
-        calls.push(probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 })));
+        probed.probe.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, Buffer.from(`<<${marker}>>`));
+        calls.push(probed.probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 })));
       }
       const replies = await Promise.all(calls);
       expect(replies.map((r) => r.body.ok)).toEqual(Array(5).fill(true));
@@ -337,11 +328,11 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
   });
 
   it('an unknown pattern gets an internal_error reply and is acknowledged', async () => {
-    const reply = await probe.call(
+    const reply = await probed.probe.call(
       request('conversations.delete-everything', { conversationId: randomUUID() }),
     );
     expect(reply.body).toEqual({ ok: false, error: { code: 'internal_error', detail: expect.any(String) } });
-    const next = await probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }));
+    const next = await probed.probe.call(request(ConversationRpc.list.pattern, { limit: 1, offset: 0 }));
     expect(next.body.ok).toBe(true);
     await expectRpcQueueDrained();
   });
@@ -415,18 +406,18 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     it.each(cases)(
       '%s gets a validation_failed reply naming the fields',
       async (_name, pattern, data, fields) => {
-        const before = await stack.query(
+        const before = await probed.stack.query(
           `SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`,
-          [account.accountId],
+          [probed.account.accountId],
         );
-        const reply = await probe.call(request(pattern, data()));
+        const reply = await probed.probe.call(request(pattern, data()));
         expect(reply.body.ok).toBe(false);
         const error = (reply.body as { error: any }).error;
         expect(error.code).toBe('validation_failed');
         expect(error.errors.map((e: { field: string }) => e.field).sort()).toEqual(fields);
-        const after = await stack.query(
+        const after = await probed.stack.query(
           `SELECT count(*)::int AS n FROM conversations.outbox WHERE account_id = $1`,
-          [account.accountId],
+          [probed.account.accountId],
         );
         expect(after[0].n).toBe(before[0].n);
       },
@@ -451,14 +442,14 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
     ])(
       '%s (unstorable in Postgres) is a validation_failed reply, not an internal error',
       async (_name, pattern, data) => {
-        const reply = await probe.call(request(pattern, data()));
+        const reply = await probed.probe.call(request(pattern, data()));
         expect(reply.body).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
         await expectRpcQueueDrained();
       },
     );
 
     it('a non-UUID conversation id is not_found, as over HTTP', async () => {
-      const reply = await probe.call(
+      const reply = await probed.probe.call(
         request(ConversationRpc.sendMessage.pattern, {
           conversationId: 'nope',
           content: 'x',
@@ -473,7 +464,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
         ...request(ConversationRpc.get.pattern, { conversationId }),
         accountId: randomUUID(),
       };
-      const reply = await probe.call(foreign);
+      const reply = await probed.probe.call(foreign);
       expect(reply.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
     });
   });

@@ -5,10 +5,9 @@ import {
   eventually,
   PrometheusText,
   queueState,
-  RpcProbe,
   RpcProbeReply,
-  TestAccount,
-  TestStack,
+  rpcRequest,
+  useRpcProbeStack,
 } from '@app/testing';
 
 /**
@@ -24,37 +23,20 @@ const READS = { statement: 'read_conversations' };
 const PAGES = { statement: 'list_pages' };
 
 describe('commands and reads sharing statements', () => {
-  let stack: TestStack;
-  let probe: RpcProbe;
-  let account: TestAccount;
+  const probed = useRpcProbeStack({ conversations: { DATABASE_BATCH_CONCURRENCY: '1' } });
 
-  beforeAll(async () => {
-    stack = await TestStack.start({ conversations: { DATABASE_BATCH_CONCURRENCY: '1' } });
-    probe = await RpcProbe.open();
-    account = await stack.createAccount();
-  });
-  afterAll(async () => {
-    await probe?.close();
-    await stack?.close();
-  });
-
-  const request = (pattern: string, data: unknown, accountId = account.accountId): RpcRequest => ({
-    pattern,
-    commandId: randomUUID(),
-    requestId: `req-${randomUUID()}`,
-    accountId,
-    data,
-  });
+  const request = (pattern: string, data: unknown, accountId = probed.account.accountId): RpcRequest =>
+    rpcRequest(accountId, pattern, data);
   const send = (conversationId: string, content: string, accountId?: string) =>
     request(ConversationRpc.sendMessage.pattern, { conversationId, content, sender: 'agent' }, accountId);
 
-  async function createConversation(accountId = account.accountId): Promise<string> {
-    const { body } = await probe.call(request(ConversationRpc.create.pattern, {}, accountId));
+  async function createConversation(accountId = probed.account.accountId): Promise<string> {
+    const { body } = await probed.probe.call(request(ConversationRpc.create.pattern, {}, accountId));
     expect(body.ok).toBe(true);
     return (body as { data: { id: string } }).data.id;
   }
 
-  const metrics = () => PrometheusText.scrape(stack.conversations!.opsUrl);
+  const metrics = () => PrometheusText.scrape(probed.stack.conversations!.opsUrl);
 
   /** Holds a conversation's row: a send-message to it waits. */
   const holdingAConversation = async (lock: Client) => {
@@ -77,7 +59,7 @@ describe('commands and reads sharing statements', () => {
     try {
       await lock.query('BEGIN');
       const first = await hold(lock);
-      const replies = [first, ...commands].map((command) => probe.call(command));
+      const replies = [first, ...commands].map((command) => probed.probe.call(command));
       await eventually(() => queueState(CONVERSATIONS_RPC_QUEUE).unacked === commands.length + 1, 10_000);
       await lock.query('COMMIT');
       return await Promise.all(replies);
@@ -87,11 +69,11 @@ describe('commands and reads sharing statements', () => {
   }
 
   async function stored(conversationId: string) {
-    const messages = await stack.query<{ id: string; content: string; position: number }>(
+    const messages = await probed.stack.query<{ id: string; content: string; position: number }>(
       `SELECT id, content, position FROM conversations.messages WHERE conversation_id = $1 ORDER BY position`,
       [conversationId],
     );
-    const events = await stack.query<{ type: string; sequence: number; message_id: string | null }>(
+    const events = await probed.stack.query<{ type: string; sequence: number; message_id: string | null }>(
       `SELECT type, sequence, envelope #>> '{data,message,id}' AS message_id
          FROM conversations.outbox WHERE conversation_id = $1 ORDER BY sequence`,
       [conversationId],
@@ -128,7 +110,7 @@ describe('commands and reads sharing statements', () => {
       ]);
     }
     const replyIds = replies.map((reply) => (reply.body as { data: { id: string } }).data.id);
-    const recorded = await stack.query<{ response: { id: string } }>(
+    const recorded = await probed.stack.query<{ response: { id: string } }>(
       `SELECT response FROM conversations.processed_commands WHERE command_id = ANY($1)`,
       [commands.map((command) => command.commandId)],
     );
@@ -137,7 +119,7 @@ describe('commands and reads sharing statements', () => {
 
   it('a command repeated among others fails their statement: each is retried alone, the repeat gets its first reply', async () => {
     const repeated = send(await createConversation(), 'once only');
-    const first = await probe.call(repeated);
+    const first = await probed.probe.call(repeated);
     expect(first.body.ok).toBe(true);
     const others = await Promise.all(Array.from({ length: 4 }, () => createConversation()));
     const before = await metrics();
@@ -155,7 +137,7 @@ describe('commands and reads sharing statements', () => {
 
   it('a closed or another account’s conversation in a shared statement gets its own error; the others are written', async () => {
     const closed = await createConversation();
-    const closing = await probe.call(
+    const closing = await probed.probe.call(
       request(ConversationRpc.changeStatus.pattern, { conversationId: closed, status: 'closed' }),
     );
     expect(closing.body.ok).toBe(true);
@@ -185,7 +167,7 @@ describe('commands and reads sharing statements', () => {
     request(ConversationRpc.list.pattern, { limit: 100, offset: 0, status: 'active' }, accountId);
 
   it('reads of different accounts in one statement each get their own conversation, or a 404', async () => {
-    const other = await stack.createAccount();
+    const other = await probed.stack.createAccount();
     const mine = await createConversation();
     const theirs = await createConversation(other.accountId);
     const before = await metrics();
@@ -207,8 +189,8 @@ describe('commands and reads sharing statements', () => {
   });
 
   it('pages of different accounts in one statement each list their own conversations, with their own totals', async () => {
-    const first = await stack.createAccount();
-    const second = await stack.createAccount();
+    const first = await probed.stack.createAccount();
+    const second = await probed.stack.createAccount();
     const firsts = await Promise.all([1, 2, 3].map(() => createConversation(first.accountId)));
     const seconds = await Promise.all([1, 2].map(() => createConversation(second.accountId)));
     const before = await metrics();
