@@ -6,6 +6,8 @@ import { boolean, hostPortList, integer, loadConfig, url, urlList } from './load
 export const commonSchema = {
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Old-generation growth before a full collection, percent of the live heap (heap-growth.ts); 0: V8's own. */
+  HEAP_GROWING_PERCENT: integer(0, 1000, 300),
 };
 
 export const databaseSchema = {

@@ -4,3 +4,4 @@ export * from './rpc-service';
 export * from './periodic-task';
 export * from './coalescer';
 export * from './batched-calls';
+export * from './heap-growth';

@@ -2,12 +2,18 @@ import type { Logger } from 'pino';
 import { ConfigError } from '@app/config';
 import { createLogger } from '@app/observability';
 import { Dependency, findUnreachable } from './dependency-check';
+import { setHeapGrowingPercent } from './heap-growth';
 
 export interface ServiceHandle {
   close(): Promise<void>;
 }
 
-interface ServiceDefinition<C extends { LOG_LEVEL: string }> {
+interface ServiceConfig {
+  LOG_LEVEL: string;
+  HEAP_GROWING_PERCENT: number;
+}
+
+interface ServiceDefinition<C extends ServiceConfig> {
   name: string;
   loadConfig: () => C;
   dependencies: (config: C) => Dependency[];
@@ -17,12 +23,10 @@ interface ServiceDefinition<C extends { LOG_LEVEL: string }> {
 }
 
 /**
- * The `main` of every service: validated config, fail-fast dependency check naming what is down
+ * The `main` of every service: validated config, the heap's growth set, fail-fast dependency check naming what is down
  * and how to start it, then graceful shutdown on SIGTERM/SIGINT within a bounded time.
  */
-export async function runService<C extends { LOG_LEVEL: string }>(
-  definition: ServiceDefinition<C>,
-): Promise<void> {
+export async function runService<C extends ServiceConfig>(definition: ServiceDefinition<C>): Promise<void> {
   let config: C;
   try {
     config = definition.loadConfig();
@@ -31,6 +35,7 @@ export async function runService<C extends { LOG_LEVEL: string }>(
     process.stderr.write(`${definition.name}: ${error.message}\n`);
     process.exit(1);
   }
+  setHeapGrowingPercent(config.HEAP_GROWING_PERCENT);
   const logger = createLogger(definition.name, config.LOG_LEVEL);
   const unreachable = await findUnreachable(definition.dependencies(config));
   if (unreachable.length > 0) {

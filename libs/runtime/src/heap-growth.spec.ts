@@ -1,0 +1,30 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * The factor V8 sizes the old generation with after a full collection, as it reports it
+ * (`--trace-gc-verbose`), in a process that called setHeapGrowingPercent(percent) once started.
+ */
+function oldGenerationGrowth(percent: number): number {
+  const program = `
+    require(${JSON.stringify(path.join(__dirname, 'heap-growth.ts'))}).setHeapGrowingPercent(${percent});
+    const live = Array.from({ length: 100000 }, (_, i) => ({ i }));
+    gc();
+    console.log(live.length);
+  `;
+  const output = execFileSync(
+    process.execPath,
+    ['-r', '@swc-node/register', '--expose-gc', '--trace-gc-verbose', '-e', program],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
+  const limit = /\[HeapController\] Limit: old size: \d+ KB, new limit: \d+ KB \(([\d.]+)\)/.exec(output);
+  if (!limit) throw new Error(`V8 reported no old-generation limit:\n${output.slice(0, 2000)}`);
+  return Number(limit[1]);
+}
+
+describe('setHeapGrowingPercent', () => {
+  it('sets how far the old generation grows past its live size, in a process already running', () => {
+    expect(oldGenerationGrowth(150)).toBe(2.5);
+    expect(oldGenerationGrowth(300)).toBe(4);
+  });
+});
