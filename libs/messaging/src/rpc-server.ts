@@ -13,6 +13,7 @@ import {
   type RpcRequest,
 } from '@app/contracts';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
+import { Acknowledgements } from './acknowledgements';
 import { consumer } from './consumer';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import {
@@ -71,6 +72,7 @@ export interface RpcServerOptions {
 export class RpcServer extends Server implements CustomTransportStrategy {
   private channel?: ChannelWrapper;
   private readonly consumerTags = new Map<Channel, string>();
+  private readonly acknowledgements = new Map<Channel, Acknowledgements>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly handlers = new Map<string, MessageHandler>();
   private readonly operations: Map<string, RpcOperation>;
@@ -96,15 +98,23 @@ export class RpcServer extends Server implements CustomTransportStrategy {
         await channel.assertQueue(deadLetterQueue, DEAD_LETTER_QUEUE_OPTIONS);
         await channel.assertExchange(this.options.presenceExchange, 'fanout', PRESENCE_EXCHANGE_OPTIONS);
         await channel.prefetch(prefetch);
+        const acknowledgements = new Acknowledgements(channel, (error) =>
+          this.options.logger.warn({ err: error.message }, 'could not acknowledge RPC commands'),
+        );
+        this.acknowledgements.set(channel, acknowledgements);
         const { consumerTag } = await channel.consume(
           queue,
-          consumer(channel, (message) => this.track(channel, message)),
-          {
-            noAck: false,
-          },
+          consumer(channel, (message) => {
+            acknowledgements.delivered(message);
+            this.track(acknowledgements, channel, message);
+          }),
+          { noAck: false },
         );
         this.consumerTags.set(channel, consumerTag);
-        channel.once('close', () => this.consumerTags.delete(channel));
+        channel.once('close', () => {
+          this.consumerTags.delete(channel);
+          this.acknowledgements.delete(channel);
+        });
       },
     });
     this.channel.waitForConnect().then(() => callback(), callback);
@@ -129,6 +139,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref(),
     );
     await Promise.race([drained, timeout]);
+    for (const acknowledgements of this.acknowledgements.values()) acknowledgements.flush();
     await this.channel?.close().catch(() => undefined);
   }
 
@@ -140,17 +151,21 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     return this.channel as T;
   }
 
-  private track(channel: Channel, message: ConsumeMessage): void {
-    const work = this.handle(channel, message).finally(() => this.inFlight.delete(work));
+  private track(acknowledgements: Acknowledgements, channel: Channel, message: ConsumeMessage): void {
+    const work = this.handle(acknowledgements, channel, message).finally(() => this.inFlight.delete(work));
     this.inFlight.add(work);
   }
 
-  private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
+  private async handle(
+    acknowledgements: Acknowledgements,
+    channel: Channel,
+    message: ConsumeMessage,
+  ): Promise<void> {
     const request = parseRequest(message.content);
     // amqplib types message properties as `any`; these two are strings when present.
     const { replyTo, correlationId } = message.properties as { replyTo?: string; correlationId?: string };
     if (!request) {
-      this.deadLetter(channel, message, 'unparseable RPC request');
+      this.deadLetter(acknowledgements, channel, message, 'unparseable RPC request');
       return;
     }
     const encodedReply = await this.dispatch({
@@ -165,7 +180,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
           contentType: 'application/json',
         });
       }
-      channel.ack(message);
+      acknowledgements.ack(message);
     } catch (error) {
       // The channel died after the work was committed: the command comes back redelivered and
       // the handler's command-id check answers it from the stored result.
@@ -273,7 +288,12 @@ export class RpcServer extends Server implements CustomTransportStrategy {
   }
 
   /** A message that can never succeed goes to the dead-letter queue instead of looping forever. */
-  private deadLetter(channel: Channel, message: ConsumeMessage, reason: string): void {
+  private deadLetter(
+    acknowledgements: Acknowledgements,
+    channel: Channel,
+    message: ConsumeMessage,
+    reason: string,
+  ): void {
     this.options.logger.error({ reason, bytes: message.content.length }, 'dead-lettering RPC message');
     this.options.metrics?.deadLettered();
     try {
@@ -281,7 +301,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
         persistent: true,
         headers: { 'x-dead-letter-reason': reason, 'x-original-queue': this.options.queue },
       });
-      channel.ack(message);
+      acknowledgements.ack(message);
     } catch {
       // Left unacknowledged: it is redelivered and dead-lettered on the next attempt.
     }
