@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import { cpuPerRequest, CpuGroup, sampleCpu } from './cpu-sampler';
 
@@ -26,14 +28,29 @@ export async function runLoad(label: string, options: LoadOptions): Promise<Load
     throw new Error(`benchmarks only target loopback addresses, not ${options.url}`);
   }
   const cpuBefore = sampleCpu();
-  const result = await autocannon({
-    url: options.url,
-    connections: options.connections,
-    duration: options.durationSeconds,
-    pipelining: 1,
-    timeout: 10,
-    requests: options.requests,
+  // BENCH_TRACE_DIR: every response's time (epoch ms) and latency, for bench/latency-windows.ts.
+  const traceDir = process.env.BENCH_TRACE_DIR;
+  const trace: string[] = [];
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: options.url,
+        connections: options.connections,
+        duration: options.durationSeconds,
+        pipelining: 1,
+        timeout: 10,
+        requests: options.requests,
+      },
+      (error: Error | null, finished) => (error ? reject(error) : resolve(finished)),
+    );
+    if (traceDir) {
+      instance.on('response', (_client, _status, _bytes, latencyMs: number) =>
+        trace.push(`${Date.now()}\t${latencyMs.toFixed(2)}`),
+      );
+    }
   });
+  if (traceDir)
+    writeFileSync(path.join(traceDir, `${label.replace(/\W+/g, '_')}.tsv`), `${trace.join('\n')}\n`);
   const cpuMicros = cpuPerRequest(cpuBefore, sampleCpu(), Math.max(1, result.requests.total));
   return {
     label,

@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 
 const DIST = path.resolve(__dirname, '..');
@@ -13,16 +14,27 @@ export class ServiceProcesses {
     const profile = process.env.BENCH_PROFILE_DIR
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
       : [];
+    // BENCH_TRACE_DIR: each service's garbage collections (--trace-gc, times from its start) in
+    // <service>-<n>-<epoch ms at spawn>.gc.log, for bench/latency-windows.ts.
+    const traceDir = process.env.BENCH_TRACE_DIR;
+    const gcLog = traceDir
+      ? openSync(path.join(traceDir, `${service}-${this.children.length}-${Date.now()}.gc.log`), 'w')
+      : 'ignore';
     const child = spawn(
       process.execPath,
-      [...profile, path.join(DIST, 'services', service, 'src', 'main.js')],
+      [
+        ...profile,
+        ...(traceDir ? ['--trace-gc'] : []),
+        path.join(DIST, 'services', service, 'src', 'main.js'),
+      ],
       {
         env: { ...process.env, ...env },
-        stdio: ['ignore', 'ignore', 'pipe'],
+        stdio: ['ignore', gcLog, 'pipe'],
       },
     );
+    if (typeof gcLog === 'number') closeSync(gcLog);
     let tail = '';
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
       tail = (tail + chunk.toString()).slice(-4000);
     });
     child.once('exit', (code) => {
