@@ -11,7 +11,7 @@ import { setFlagsFromString } from 'node:v8';
  * 40 MB with 35 MB live), so the gateway did a mark-compact about every second, 8-15 ms each with
  * every request in flight waiting, and those pauses were where the slowest 1% of requests came
  * from (BENCHMARKS.md, sixth sitting). At 300 (the old generation may reach four times its live
- * size) a busy service does one every several seconds, for some tens of MB more resident memory.
+ * size) a busy service does one every several seconds, for 40-55 MB more resident memory.
  *
  * V8 reads the flag each time it sizes the heap after a collection, so setting it at start-up,
  * before any load, takes effect without a command-line flag (which `NODE_OPTIONS` does not
