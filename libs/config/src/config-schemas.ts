@@ -131,8 +131,10 @@ export const conversationsSchema = {
   /**
    * Batched statements (send-message, reading one conversation, a page of a list variant) a
    * replica runs at once, of each kind; what arrives meanwhile shares the next one (BatchedCalls).
+   * Fewer at once means fuller statements and fewer commits: 2 cost send 50-60 us less of
+   * Postgres's CPU than 4 on the 2-core bench (BENCHMARKS.md, sixth sitting).
    */
-  DATABASE_BATCH_CONCURRENCY: integer(1, 100, 4),
+  DATABASE_BATCH_CONCURRENCY: integer(1, 100, 2),
   /** The most commands or queries one batched statement serves. */
   DATABASE_BATCH_MAX: integer(1, 1000, 64),
   RUN_MIGRATIONS: boolean(true),
