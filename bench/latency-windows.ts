@@ -59,7 +59,9 @@ function report(dir: string, file: string, gcs: Collection[]): void {
   const windows = new Map<number, number[]>();
   for (const [at, latency] of responses) {
     const index = Math.floor((at - start) / WINDOW_MS);
-    windows.set(index, [...(windows.get(index) ?? []), latency]);
+    const window = windows.get(index);
+    if (window) window.push(latency);
+    else windows.set(index, [latency]);
   }
   for (const [index, window] of [...windows].sort(([a], [b]) => a - b)) {
     const slow = window.filter((latency) => latency >= p99).length;

@@ -180,15 +180,16 @@ export class RpcServer extends Server implements CustomTransportStrategy {
           contentType: 'application/json',
         });
       }
-      acknowledgements.ack(message);
     } catch (error) {
       // The channel died after the work was committed: the command comes back redelivered and
       // the handler's command-id check answers it from the stored result.
       this.options.logger.warn(
         { err: (error as Error).message, ...logContext(request) },
-        'could not reply/ack RPC command',
+        'could not reply to RPC command',
       );
+      return;
     }
+    acknowledgements.ack(message);
   }
 
   /** Runs the handler and encodes its reply; one log line per command, with its request and account ids. */

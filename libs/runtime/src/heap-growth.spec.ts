@@ -29,7 +29,8 @@ function oldGenerationGrowth(percent: number): number {
 
 describe('setHeapGrowingPercent', () => {
   it('sets how far the old generation grows past its live size, in a process already running', () => {
+    // Neither is V8's own choice in a young process (4, its largest), which the flag must override.
     expect(oldGenerationGrowth(150)).toBe(2.5);
-    expect(oldGenerationGrowth(300)).toBe(4);
+    expect(oldGenerationGrowth(200)).toBe(3);
   });
 });

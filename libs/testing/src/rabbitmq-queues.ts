@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { eventually } from './eventually';
 
 export interface QueueState {
   ready: number;
@@ -30,4 +31,20 @@ export function queueState(queue: string): QueueState {
       return { ready: Number(ready), unacked: Number(unacked), consumers: Number(consumers) };
   }
   throw new Error(`queue ${queue} not found in:\n${rows.map((row) => row.join(' ')).join('\n')}`);
+}
+
+/** Waits (up to `timeoutMs`) until the broker shows `expected` for a queue of the run's vhost. */
+export async function expectQueueState(
+  queue: string,
+  expected: QueueState,
+  timeoutMs = 15_000,
+): Promise<void> {
+  await eventually(
+    () => {
+      expect(queueState(queue)).toEqual(expected);
+      return true;
+    },
+    timeoutMs,
+    250,
+  );
 }

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { CONVERSATIONS_RPC_QUEUE, ConversationRpc } from '@app/contracts';
-import { eventually, queueState, rpcRequest, useRpcProbeStack } from '@app/testing';
+import { expectQueueState, rpcRequest, useRpcProbeStack } from '@app/testing';
 
 /**
  * The RPC server acknowledges the commands finished in one turn together (one `basic.ack` with
@@ -32,17 +32,11 @@ describe('acknowledgements of RPC commands', () => {
         ),
       );
       for (const read of reads) expect(read.body.ok).toBe(true);
-      await eventually(() => {
-        expect(queueState(CONVERSATIONS_RPC_QUEUE)).toEqual({ ready: 0, unacked: 1, consumers: 1 });
-        return true;
-      }, 10_000);
+      await expectQueueState(CONVERSATIONS_RPC_QUEUE, { ready: 0, unacked: 1, consumers: 1 }, 10_000);
 
       await lock.query('COMMIT');
       expect((await held).body.ok).toBe(true);
-      await eventually(() => {
-        expect(queueState(CONVERSATIONS_RPC_QUEUE)).toEqual({ ready: 0, unacked: 0, consumers: 1 });
-        return true;
-      }, 10_000);
+      await expectQueueState(CONVERSATIONS_RPC_QUEUE, { ready: 0, unacked: 0, consumers: 1 }, 10_000);
     } finally {
       await lock.end();
     }
@@ -55,9 +49,6 @@ describe('acknowledgements of RPC commands', () => {
       ),
     );
     for (const reply of replies) expect(reply.body.ok).toBe(true);
-    await eventually(() => {
-      expect(queueState(CONVERSATIONS_RPC_QUEUE)).toEqual({ ready: 0, unacked: 0, consumers: 1 });
-      return true;
-    }, 10_000);
+    await expectQueueState(CONVERSATIONS_RPC_QUEUE, { ready: 0, unacked: 0, consumers: 1 }, 10_000);
   });
 });

@@ -7,7 +7,7 @@ import {
   RpcRequest,
 } from '@app/contracts';
 import { DIRECT_REPLY_QUEUE } from '@app/messaging';
-import { eventually, queueState, RpcProbeReply, rpcRequest, useRpcProbeStack } from '@app/testing';
+import { eventually, expectQueueState, RpcProbeReply, rpcRequest, useRpcProbeStack } from '@app/testing';
 
 /**
  * The conversations service's RPC queue, driven directly with amqplib as any publisher could
@@ -16,17 +16,9 @@ import { eventually, queueState, RpcProbeReply, rpcRequest, useRpcProbeStack } f
  * unknown patterns and bad payloads get error replies and are acknowledged.
  */
 
-async function expectRpcQueueDrained(): Promise<void> {
-  await eventually(
-    () => {
-      const state = queueState(CONVERSATIONS_RPC_QUEUE);
-      expect(state).toEqual({ ready: 0, unacked: 0, consumers: 1 });
-      return true;
-    },
-    15_000,
-    250,
-  );
-}
+/** Everything in the RPC queue consumed and acknowledged by the service. */
+const expectRpcQueueDrained = () =>
+  expectQueueState(CONVERSATIONS_RPC_QUEUE, { ready: 0, unacked: 0, consumers: 1 });
 
 describe('conversations.rpc: redelivery, duplicates and poison messages', () => {
   const probed = useRpcProbeStack();

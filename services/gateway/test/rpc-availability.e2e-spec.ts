@@ -6,6 +6,7 @@ import {
   ApiResponse,
   eventually,
   expectProblem,
+  expectQueueState,
   queueState,
   rabbitmqctl,
   TestAccount,
@@ -27,15 +28,8 @@ const PROMPT_MS = 500;
 const TIMEOUT_MARGIN_MS = 750;
 
 /** Waits until the real service has consumed and acknowledged everything in the RPC queue. */
-async function rpcQueueDrained(): Promise<void> {
-  await eventually(
-    () => {
-      expect(queueState(CONVERSATIONS_RPC_QUEUE)).toEqual({ ready: 0, unacked: 0, consumers: 1 });
-      return true;
-    },
-    15_000,
-    250,
-  );
+function rpcQueueDrained(): Promise<void> {
+  return expectQueueState(CONVERSATIONS_RPC_QUEUE, { ready: 0, unacked: 0, consumers: 1 });
 }
 
 /** Stands in for a hung conversations replica: takes commands off the queue and never answers. */
