@@ -9,6 +9,8 @@
 FROM node:20-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The `cms` command is a local package (file:bin) that npm links into node_modules/.bin.
+COPY bin ./bin
 RUN npm ci --no-audit --no-fund
 
 FROM dependencies AS build

@@ -6,6 +6,7 @@
 import eslint from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import { importGraphPlugin } from './scripts/lint/import-graph.mjs';
 
 /** The libs from the bottom up; a lib may import only the libs of lower layers (docs/architecture.md). */
 const LIB_LAYERS = [
@@ -117,7 +118,18 @@ const noTestingInProduction = {
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'deploy/**', 'services/*/dist/**'],
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'deploy/**',
+      'services/*/dist/**',
+      // The benchmark baseline is kept exactly as it was measured.
+      'bench/baseline/**',
+      // The SDK's build, and its types as openapi-typescript generates them (npm run sdk:types).
+      'sdk/typescript/dist/**',
+      'sdk/typescript/src/generated/**',
+    ],
   },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -177,4 +189,11 @@ export default tseslint.config(
   ...libRules,
   ...serviceRules,
   noTestingInProduction,
+  {
+    // Inside a package imports point one way: no folder imports the service's top-level wiring,
+    // no two folders import each other, no file imports itself back (docs/architecture.md).
+    files: ['services/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    plugins: { 'import-graph': importGraphPlugin },
+    rules: { 'import-graph/one-way-imports': 'error' },
+  },
 );

@@ -13,7 +13,7 @@ const swc = [
 
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/services', '<rootDir>/libs', '<rootDir>/scripts', '<rootDir>/bench'],
+  roots: ['<rootDir>/services', '<rootDir>/libs', '<rootDir>/scripts', '<rootDir>/bench', '<rootDir>/sdk'],
   testRegex: '.*\\.(spec|e2e-spec|int-spec)\\.ts$',
   transform: {
     '^.+\\.ts$': swc,

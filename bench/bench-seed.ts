@@ -10,22 +10,33 @@ const accountGroup = (account: number) => (0x8000 + account).toString(16);
 export const conversationIdFor = (i: number, account = 0) =>
   `00000000-0000-4000-${accountGroup(account)}-${i.toString(16).padStart(12, '0')}`;
 
+/** SQL of what seeded rows hold, in place of the defaults: `tags` over the conversation's number `i`, `content` over its id `c.id` and the message's `k`. */
+export interface SeedExpressions {
+  tags?: string;
+  content?: string;
+  /** Without triggers and foreign-key checks (session_replication_role replica): a bulk load that needs no analytics. */
+  bulk?: boolean;
+}
+
 export async function seedAccount(
   databaseUrl: string,
   accountId: string,
   conversations: number,
   messagesPerConversation: number,
   accountIndex = 0,
+  sql: SeedExpressions = {},
 ): Promise<void> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
+    if (sql.bulk) await db.query('SET session_replication_role = replica');
     await db.query('BEGIN');
     await db.query(
       `INSERT INTO conversations.conversations
-         (id, account_id, status, subject, metadata, message_count, last_message_at, created_at, updated_at)
+         (id, account_id, status, subject, metadata, tags, message_count, last_message_at, created_at, updated_at)
        SELECT ('00000000-0000-4000-' || $4::text || '-' || lpad(to_hex(i), 12, '0'))::uuid, $1::uuid,
               CASE WHEN i % 5 = 0 THEN 'closed' ELSE 'active' END, 'Seeded conversation ' || i, '{}'::jsonb,
+              ${sql.tags ?? `'{}'::text[]`},
               $3::int, now() - make_interval(mins => $2::int - i), now() - make_interval(mins => $2::int - i + 60),
               now() - make_interval(mins => $2::int - i)
          FROM generate_series(0, $2::int - 1) AS i`,
@@ -34,7 +45,7 @@ export async function seedAccount(
     await db.query(
       `INSERT INTO conversations.messages (id, conversation_id, account_id, position, sender, content, created_at)
        SELECT gen_random_uuid(), c.id, c.account_id, k, CASE WHEN k % 2 = 0 THEN 'visitor' ELSE 'agent' END,
-              'Message ' || k || ' in conversation ' || c.id || ': lorem ipsum dolor sit amet, consectetur adipiscing elit.',
+              ${sql.content ?? `'Message ' || k || ' in conversation ' || c.id || ': lorem ipsum dolor sit amet, consectetur adipiscing elit.'`},
               c.created_at + make_interval(secs => k)
          FROM conversations.conversations c CROSS JOIN generate_series(1, $2::int) AS k
         WHERE c.account_id = $1`,
@@ -75,6 +86,13 @@ export async function settleAfterLoad(databaseUrl: string): Promise<void> {
     await db.end();
   }
 }
+
+/** The Postgres server the benches create their databases on (its `postgres` database). */
+export const BENCH_ADMIN_URL =
+  process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The URL of a bench's own database on that server. */
+export const benchDatabaseUrl = (name: string): string => BENCH_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
 
 /** Drops and creates a bench database (`name`) through the admin connection, so every run starts empty. */
 export async function recreateDatabase(adminUrl: string, name: string): Promise<void> {

@@ -4,7 +4,8 @@ import path from 'node:path';
 /**
  * Medians of the rounds bench/compare.sh ran: for list, get and send, the stack's CPU per
  * request, throughput and p99 against the baseline's `broker` variant, as ratios with the
- * targets of DESIGN.md (CPU <= 1.25x, throughput >= 0.8x, p99 <= 1.25x).
+ * targets in BENCHMARKS.md, "Request path against the baseline" (CPU <= 1.25x, throughput
+ * >= 0.8x, p99 <= 1.25x).
  */
 interface Row {
   rps: number;

@@ -2,13 +2,13 @@
 # `npm run bench:compare`: the baseline's `broker` variant and `npm run bench` (list, get, send),
 # alternating ROUNDS times in one sitting, each on its own database and RabbitMQ vhost, then the
 # medians side by side (CPU per request, throughput, p99). Knobs: ROUNDS=3 DURATION=15 WARMUP=5
-# BASELINE_DIR=../shared/bench/baseline. Takes about 3 minutes per round on 2 cores.
+# BASELINE_DIR=bench/baseline. Takes about 3 minutes per round on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-15}
 WARMUP=${WARMUP:-5}
-BASELINE_DIR=$(cd "${BASELINE_DIR:-../shared/bench/baseline}" && pwd)
+BASELINE_DIR=$(cd "${BASELINE_DIR:-bench/baseline}" && pwd)
 # The baseline writes its results (and node_modules) next to itself: a read-only checkout of it
 # is run from a copy.
 if [ ! -w "$BASELINE_DIR" ]; then

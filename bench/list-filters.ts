@@ -8,7 +8,8 @@ import {
   listPagesStatement,
   usedFilters,
 } from '../services/conversations/src/conversations/conversations.sql';
-import { recreateDatabase, seedAccount } from './bench-seed';
+import { BENCH_ADMIN_URL, benchDatabaseUrl, recreateDatabase, seedAccount } from './bench-seed';
+import { type PlanNode, planScans } from './query-plan';
 
 /**
  * `npm run bench:list-filters`: the conversation list's statement for each filter and order on one
@@ -17,21 +18,20 @@ import { recreateDatabase, seedAccount } from './bench-seed';
  * five runs after a warm-up) and the plan's top node, so an index plan that stops fitting shows.
  */
 
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DATABASE = 'cms_bench_lists';
-const DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, `/${DATABASE}`);
+const DATABASE_URL = benchDatabaseUrl(DATABASE);
 const CONVERSATIONS = Number(process.env.CONVERSATIONS ?? 1_000_000);
 const RUNS = 5;
 
 async function main(): Promise<void> {
-  await recreateDatabase(ADMIN_URL, DATABASE);
+  await recreateDatabase(BENCH_ADMIN_URL, DATABASE);
   const setup = new Client({ connectionString: DATABASE_URL });
   await setup.connect();
   await setup.query('CREATE SCHEMA conversations');
   await setup.end();
   const migrations = new DataSource(conversationsDataSourceOptions({ DATABASE_URL, DATABASE_POOL_SIZE: 1 }));
   await migrations.initialize();
-  await migrations.runMigrations();
+  await migrations.runMigrations({ transaction: 'each' });
   await migrations.destroy();
 
   const accountId = randomUUID();
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
       );
       const explained = result.rows[0]['QUERY PLAN'][0];
       if (run > 0) timings.push(explained['Execution Time'] + explained['Planning Time']);
-      plan = pageScan(explained.Plan);
+      plan = planScans(explained.Plan);
     }
     total = Number((await db.query<{ total: string }>(statement.text, params)).rows[0].total);
     timings.sort((a, b) => a - b);
@@ -94,27 +94,11 @@ async function main(): Promise<void> {
   await db.end();
 }
 
-/** The scan that reads the page's rows: the innermost node under the LATERAL subquery's Limit. */
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  Plans?: unknown[];
-}
+/** `EXPLAIN (ANALYZE, FORMAT JSON)`'s result, as far as this bench reads it. */
 interface Explained {
   'Execution Time': number;
   'Planning Time': number;
   Plan: PlanNode;
-}
-
-function pageScan(plan: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }): string {
-  const nodes: string[] = [];
-  const walk = (node: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
-    if (/Scan/.test(node['Node Type']))
-      nodes.push(`${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}`);
-    for (const child of (node.Plans ?? []) as Array<typeof node>) walk(child);
-  };
-  walk(plan);
-  return [...new Set(nodes)].join(', ');
 }
 
 main().then(

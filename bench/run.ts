@@ -70,7 +70,7 @@ const base = `http://127.0.0.1:${args.port}`;
 const unlimitedBase = `http://127.0.0.1:${Number(args.port) + 1}`;
 
 /**
- * The limiter's cost (issue 11, item 3): `get` through the limited and the unlimited gateway in
+ * The limiter's cost (BENCHMARKS.md): `get` through the limited and the unlimited gateway in
  * alternating slices, so that the machine's drift (a third of a run's CPU per request on these
  * shared VMs) falls on both alike. CPU per request, not throughput; the limiter runs in the
  * gateway and Redis only, so the other processes' difference is noise.
@@ -108,7 +108,7 @@ async function benchLimiterCost(requests: autocannon.Request[], out: string): Pr
 }
 
 /**
- * Issue 11, item 5: the same endpoints on accounts of different sizes in one database, in
+ * Flat as data grows (BENCHMARKS.md): the same endpoints on accounts of different sizes in one database, in
  * alternating slices (3 per size), so the machine's drift falls on every size alike.
  */
 async function benchSizes(sizes: number[], out: string): Promise<void> {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm run bench:scale` (issue 11, item 5): list, get and send on an account of 10,000 and one of
+# `npm run bench:scale` (BENCHMARKS.md, "Flat as data grows"): list, get and send on an account of 10,000 and one of
 # 1,000,000 conversations (10 messages each) in one database, driven in alternating slices, on a
 # private Postgres cluster (127.0.0.1:$BENCH_PG_PORT, its own data directory,
 # stopped at the end) set up as an operator would for this machine: shared buffers sized to hold

@@ -19,14 +19,14 @@ import { z as zod4 } from 'zod/v4';
 
 /**
  * `npm run bench:schemas`: what one validation of a request body costs in each schema library the
- * project could use (issue 11 chose by this). The same two bodies in each: send-message
+ * project could use (BENCHMARKS.md, "Choosing the schema library"). The same two bodies in each: send-message
  * ({content, sender}) and create-conversation (visitor, subject, metadata, status, first message),
  * unknown fields refused. Prints ns per validation of a valid body and of an invalid one.
  */
 
 const SENDERS = ['agent', 'visitor', 'bot', 'system'] as const;
 
-// class-validator + class-transformer, as the gateway's DTOs were until issue 11.
+// class-validator + class-transformer, as the gateway's DTOs were before TypeBox.
 class MessageDto {
   @IsString() @Length(1, 10_000) content!: string;
   @IsIn(SENDERS) sender!: string;
@@ -78,7 +78,7 @@ const create = Type.Object(
 );
 const ajv = addFormats(new Ajv({ allErrors: true }));
 
-// zod 3 (the services' validation until issue 11) and zod 4.
+// zod 3 (the services' validation before TypeBox) and zod 4.
 /** The same schemas in either major version (their API is the same for these calls). */
 function zodSchemas(z: typeof zod4) {
   const zText = (max: number) => z.string().max(max).nullable().optional();

@@ -7,10 +7,16 @@ import {
   conversationsDataSourceOptions,
 } from '../services/conversations/src/data-source';
 import { SQL } from '../services/conversations/src/conversations/conversations.sql';
-import { conversationIdFor, recreateDatabase, seedAccount } from './bench-seed';
+import {
+  BENCH_ADMIN_URL,
+  benchDatabaseUrl,
+  conversationIdFor,
+  recreateDatabase,
+  seedAccount,
+} from './bench-seed';
 
 /**
- * `npm run bench:send-statement` (issue 11, item 4): what each part of send-message's statement
+ * `npm run bench:send-statement` (BENCHMARKS.md, "Send's statement"): what each part of send-message's statement
  * costs Postgres, and what writing several commands in one statement saves (MessageAppender). On
  * its own database (`cms_bench_statement`, recreated, 10,000 conversations), one connection runs
  * the service's prepared statement back to back (generic plans, as the services' connections
@@ -21,8 +27,7 @@ import { conversationIdFor, recreateDatabase, seedAccount } from './bench-seed';
  * messages in one statement, as a migration from another product would) of growing size into
  * that account, timed per message: it should not grow with the import's size.
  */
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, '/cms_bench_statement');
+const DATABASE_URL = benchDatabaseUrl('cms_bench_statement');
 const CONVERSATIONS = 10_000;
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 4);
@@ -47,10 +52,19 @@ const updatedAtIndex = (on: boolean) =>
   on
     ? 'CREATE INDEX IF NOT EXISTS bench_updated_at ON conversations.conversations (account_id, updated_at)'
     : 'DROP INDEX IF EXISTS conversations.bench_updated_at';
+/** The statement without keeping the conversation's search words (before the search migration). */
+const withoutSearchWords = full.replace(
+  /,\s*search_words = conversations\.with_message_words\(c\.search_words, i\.content\)/,
+  '',
+);
+if (withoutSearchWords === full)
+  throw new Error('the search words are no longer kept where this bench expects');
 interface Variant {
   name: string;
   text: string;
   trigger: boolean;
+  /** Each message brings words its conversation has not had (its update is then not HOT). */
+  newWords?: boolean;
   updatedAtIndexed?: boolean;
   /** Commands per statement (1 unless said). */
   batch?: number;
@@ -66,6 +80,14 @@ const VARIANTS: Variant[] = [
     trigger: true,
     updatedAtIndexed: true,
   },
+  { name: 'without the search words', text: withoutSearchWords, trigger: true },
+  { name: 'as shipped, every message with new words', text: full, trigger: true, newWords: true },
+  {
+    name: 'without the search words, new words',
+    text: withoutSearchWords,
+    trigger: true,
+    newWords: true,
+  },
   { name: 'as shipped, 4 commands a statement', text: full, trigger: true, batch: 4 },
   { name: 'as shipped, 16 commands a statement', text: full, trigger: true, batch: 16 },
 ];
@@ -76,14 +98,16 @@ interface Sample {
 }
 
 /** One command's values, in the statement's parameter order. */
-function commandValues(): unknown[] {
+function commandValues(newWords: boolean): unknown[] {
   const i = Math.floor(Math.random() * CONVERSATIONS);
   return [
     ACCOUNT,
     conversationIdFor(i % 5 === 0 ? (i + 1) % CONVERSATIONS : i),
     randomUUID(),
     'agent',
-    'How can I help?',
+    newWords
+      ? `Parcel ${randomUUID().slice(0, 8)} arrived, order ${randomUUID().slice(0, 8)}`
+      : 'How can I help?',
     randomUUID(),
     'message.sent',
     '{"specversion":"1.0","source":"bench"}',
@@ -94,10 +118,10 @@ function commandValues(): unknown[] {
 }
 
 /** `batch` commands to distinct conversations, as the statement's array parameters. */
-function batchValues(batch: number, count: number): unknown[][] {
+function batchValues(batch: number, count: number, newWords: boolean): unknown[][] {
   const commands = new Map<unknown, unknown[]>();
   while (commands.size < batch) {
-    const values = commandValues();
+    const values = commandValues(newWords);
     commands.set(values[1], values);
   }
   return Array.from({ length: count }, (_, p) => [...commands.values()].map((values) => values[p]));
@@ -114,7 +138,11 @@ async function timeVariant(db: Client, variant: Variant, index: number): Promise
   let statements = 0;
   const started = performance.now();
   while (performance.now() < deadline) {
-    await db.query({ name: `variant_${index}`, text: variant.text, values: batchValues(batch, count) });
+    await db.query({
+      name: `variant_${index}`,
+      text: variant.text,
+      values: batchValues(batch, count, variant.newWords ?? false),
+    });
     statements++;
   }
   const messages = statements * batch;
@@ -151,7 +179,7 @@ async function timeBulkImport(db: Client, count: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  await recreateDatabase(ADMIN_URL, 'cms_bench_statement');
+  await recreateDatabase(BENCH_ADMIN_URL, 'cms_bench_statement');
   await prepareDatabase(
     conversationsDataSourceOptions({ DATABASE_URL, DATABASE_POOL_SIZE: 2 }),
     CONVERSATIONS_SCHEMA,

@@ -56,7 +56,8 @@ export class ServiceProcesses {
   }
 }
 
-export async function waitForReady(url: string, timeoutMs = 30_000): Promise<void> {
+/** Up to 2 minutes: a start takes over 30 s on a shared 2-core machine at load 30. */
+export async function waitForReady(url: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const ok = await fetch(`${url}/health/ready`).then(

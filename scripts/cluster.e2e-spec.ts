@@ -14,7 +14,7 @@ import {
 } from '@app/testing';
 
 /**
- * `npm run start:cluster` (DESIGN.md, Running and Operations): two replicas of each service as
+ * `npm run start:cluster` (docs/scaling.md): two replicas of each service as
  * real processes under the supervisor. Traffic through both gateways is applied exactly once,
  * every event is published once and delivered to a webhook once; SIGTERM to one replica of each
  * service under load loses nothing that was accepted, answers what was in flight, and the replica

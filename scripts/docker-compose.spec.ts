@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CORE_SCHEMA, load, mergeTag } from 'js-yaml';
+import { loadConfig, requireSecretsKeysInProduction, secretsSchema } from '@app/config';
 import { ERROR_CATALOGUE, ErrorCode, problemType } from '@app/errors';
 
 /**
@@ -16,6 +17,7 @@ const APP_SERVICES = ['conversations', 'webhooks', 'gateway'];
 
 interface ComposeService {
   image?: string;
+  profiles?: string[];
   build?: unknown;
   container_name?: string;
   ports?: string[];
@@ -32,9 +34,32 @@ const compose = load(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')
 const services = Object.entries(compose.services);
 
 describe('docker-compose.yml', () => {
-  it('runs the backing services, the three services and a proxy', () => {
+  it('runs the backing services, the three services and a proxy; Prometheus only with the monitoring profile', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['postgres', 'redis', 'rabbitmq', 'proxy', ...APP_SERVICES].sort(),
+      ['postgres', 'redis', 'rabbitmq', 'proxy', 'prometheus', ...APP_SERVICES].sort(),
+    );
+    for (const [name, service] of services)
+      expect({ name, profiles: service.profiles }).toEqual(
+        name === 'prometheus' ? { name, profiles: ['monitoring'] } : { name },
+      );
+  });
+
+  it('has Prometheus load the tested rules and scrape every replica of each service through Docker DNS', () => {
+    expect(compose.services.prometheus.volumes).toContain('./deploy/prometheus:/etc/prometheus:ro');
+    const config = load(readFileSync(path.join(ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+      rule_files: string[];
+      scrape_configs: Array<{ job_name: string; dns_sd_configs: Array<{ names: string[]; port: number }> }>;
+    };
+    expect(config.rule_files).toEqual(['rules.yml']);
+    const jobs = config.scrape_configs.map(({ job_name, dns_sd_configs }) => [
+      job_name,
+      dns_sd_configs.flatMap(({ names, port }) => names.map((name) => `${name}:${port}`)),
+    ]);
+    // Each service's health and metrics port, as the compose file sets it.
+    const port = (name: string) =>
+      compose.services[name].environment?.OPS_PORT ?? compose.services[name].environment?.PORT;
+    expect(Object.fromEntries(jobs)).toEqual(
+      Object.fromEntries(APP_SERVICES.map((name) => [name, [`${name}:${port(name)}`]])),
     );
   });
 
@@ -75,6 +100,16 @@ describe('docker-compose.yml', () => {
       expect(service.stop_grace_period).toBe('30s');
     }
     expect(compose.services.gateway.environment?.TRUST_PROXY).toBe('true');
+  });
+
+  it('gives the webhooks service (production mode) a valid key for signing secrets, overridable', () => {
+    const { NODE_ENV, SECRETS_ENCRYPTION_KEYS } = compose.services.webhooks.environment!;
+    const fallback = /^\$\{SECRETS_ENCRYPTION_KEYS:-(.+)\}$/.exec(SECRETS_ENCRYPTION_KEYS)?.[1];
+    expect(fallback).toBeDefined();
+    const config = requireSecretsKeysInProduction(
+      loadConfig(secretsSchema, { NODE_ENV, SECRETS_ENCRYPTION_KEYS: fallback }),
+    );
+    expect(config.SECRETS_ENCRYPTION_KEYS).toHaveLength(1);
   });
 
   it('proxies to every gateway replica through Docker DNS, re-resolved at request time', () => {

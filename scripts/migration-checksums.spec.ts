@@ -1,6 +1,6 @@
 import { alteredMigrations, migrationChecksums, recordedChecksums } from './migration-checksums';
 
-/** Landed migrations are never edited (issue 15): migrations.lock.json holds each one's checksum. */
+/** Landed migrations are never edited (a database that ran one never runs it again): migrations.lock.json holds each one's checksum. */
 describe('migrations', () => {
   it('every landed migration is exactly as it landed', () => {
     expect(alteredMigrations()).toEqual([]);

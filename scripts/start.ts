@@ -1,4 +1,5 @@
-import { parseReplicaCounts, planReplicas } from './replicas';
+import { announceGatewaysWhenReady, portsTaken } from './start-checks';
+import { parseReplicaCounts, planReplicas, Replica } from './replicas';
 import { Supervisor } from './supervisor';
 
 /**
@@ -6,13 +7,20 @@ import { Supervisor } from './supervisor';
  * --webhooks 2`: that many of each, every one on its own port (see planReplicas). SIGTERM or
  * SIGINT stops them all gracefully; see Supervisor for what happens when one exits.
  */
-function main(): void {
+async function main(): Promise<void> {
   let supervisor: Supervisor;
+  let replicas: Replica[];
   try {
-    supervisor = new Supervisor(planReplicas(parseReplicaCounts(process.argv.slice(2)), process.env));
+    replicas = planReplicas(parseReplicaCounts(process.argv.slice(2)), process.env);
+    supervisor = new Supervisor(replicas);
   } catch (error) {
     process.stderr.write(`start: ${(error as Error).message}\n`);
     process.exit(2);
+  }
+  const taken = await portsTaken(replicas);
+  if (taken.length > 0) {
+    for (const problem of taken) process.stderr.write(`start: ${problem}\n`);
+    process.exit(1);
   }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -20,9 +28,16 @@ function main(): void {
       supervisor.stop();
     });
   }
+  let done = false;
   void supervisor.run().then((code) => {
+    done = true;
     process.exitCode = code;
   });
+  void announceGatewaysWhenReady(
+    replicas,
+    (line) => process.stderr.write(`start: ${line}\n`),
+    () => done,
+  );
 }
 
-main();
+void main();

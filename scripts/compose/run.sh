@@ -27,14 +27,17 @@ if [ "$(id -u)" -ne 0 ]; then
   SUDO=(sudo)
 fi
 
+# Another install on this machine (a test suite of its own) may hold dpkg's lock: wait for it.
+APT_WAIT=(-o DPkg::Lock::Timeout=600)
+
 install_packages() {
   local missing=()
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
   [ "${#missing[@]}" -eq 0 ] && return
   log "installing ${missing[*]}"
-  "${SUDO[@]}" apt-get update -qq >&2 || true
-  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+  "${SUDO[@]}" apt-get "${APT_WAIT[@]}" update -qq >&2 || true
+  "${SUDO[@]}" apt-get "${APT_WAIT[@]}" install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
     skip "could not install ${missing[*]} with apt-get"
 }
 
@@ -103,7 +106,7 @@ cleanup() {
   local status=$?
   if docker info >/dev/null 2>&1; then
     docker rm -f "$COMPOSE_PROJECT_NAME-receiver" >/dev/null 2>&1 || true
-    docker compose -p "$COMPOSE_PROJECT_NAME" down --volumes --remove-orphans --timeout 30 >/dev/null 2>&1 || true
+    docker compose -p "$COMPOSE_PROJECT_NAME" --profile monitoring down --volumes --remove-orphans --timeout 30 >/dev/null 2>&1 || true
     comm -13 <(echo "$DANGLING_BEFORE") <(docker images -q --filter dangling=true | sort -u) |
       xargs -r docker image rm >/dev/null 2>&1 || true
     docker builder prune -f --keep-storage 3gb >/dev/null 2>&1 || true

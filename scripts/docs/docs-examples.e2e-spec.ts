@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createAccountWithCli, TestStack } from '@app/testing';
+import { createAccountWithCli, requireExecutable, TestStack } from '@app/testing';
 import {
   CodeBlock,
   codeBlocks,
@@ -65,6 +65,13 @@ describe('README and docs, followed as written', () => {
   const workdirs: string[] = [];
 
   beforeAll(async () => {
+    // The pages' examples use curl and jq, as a reader would.
+    for (const tool of ['curl', 'jq'])
+      requireExecutable(
+        tool,
+        "The docs test (README's examples)",
+        `install it with \`sudo apt-get install ${tool}\``,
+      );
     stack = await TestStack.start({ webhooks: true, gateway: { CORS_ORIGINS: 'https://app.example.com' } });
     const [receiverPort, libraryReceiverPort] = [await freePort(), await freePort()];
     substitutions = [

@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import { DATABASE_BOUND_DEFAULTS } from './database-bounds';
-import { boolean, hostPortList, integer, loadConfig, url, urlList } from './load-config';
+import {
+  boolean,
+  ConfigError,
+  encryptionKeys,
+  type EncryptionKey,
+  hostPortList,
+  integer,
+  loadConfig,
+  optionalUrl,
+  url,
+  urlList,
+} from './load-config';
 
 /** One schema per concern; each service composes the ones it needs. Defaults are for local runs. */
 export const commonSchema = {
@@ -9,6 +20,15 @@ export const commonSchema = {
   /** Old-generation growth before a full collection, percent of the live heap (heap-growth.ts); 0: V8's own. */
   HEAP_GROWING_PERCENT: integer(0, 1000, 300),
 };
+
+/**
+ * Tracing (docs/operations.md "Tracing"): spans are exported over OTLP/HTTP only when an endpoint
+ * is set, under the service's name unless another is given.
+ */
+export const tracingSchema = (serviceName: string) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl(['http:', 'https:']),
+  OTEL_SERVICE_NAME: z.string().min(1).default(serviceName),
+});
 
 export const databaseSchema = {
   DATABASE_URL: url(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/postgres'),
@@ -85,6 +105,7 @@ export const opsSchema = (defaultPort: number) => ({
 
 export const gatewaySchema = {
   ...commonSchema,
+  ...tracingSchema('gateway'),
   ...databaseSchema,
   ...amqpSchema,
   ...redisSchema,
@@ -100,14 +121,14 @@ export const gatewaySchema = {
   TRUST_PROXY: boolean(false),
   /** On SIGTERM, keep serving this long, every response closing its connection, before the listener closes. */
   SHUTDOWN_DRAIN_MS: integer(0, 20_000, 0),
-  /** Requests in flight from which new ones are answered 503 `overloaded` at once; 0: no bound. Size it to throughput x accepted queueing time. */
+  /** Ceiling and start of the adaptive in-flight limit (it follows latency, load-shedding/adaptive-limit.ts); 0: no ceiling. */
   LOAD_SHED_MAX_IN_FLIGHT: integer(0, 1_000_000, 512),
   /** Event-loop delay (ms) from which new requests are answered 503 `overloaded` at once; 0: no bound. */
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: integer(0, 10_000, 200),
   CORS_ORIGINS: corsOrigins,
   /** Open `GET /v1/events/stream` connections per account, across every gateway replica. */
   STREAMS_PER_ACCOUNT: integer(1, 1000, 5),
-  /** How often an idle stream gets a heartbeat comment line (DESIGN.md: at least every 15 s). */
+  /** How often an idle stream gets a heartbeat comment line: at least every 15 s, as proxies close idle ones. */
   STREAM_HEARTBEAT_MS: integer(100, 15_000, 15_000),
   /** Events a stream may hold for a client that does not read them; past it the stream is closed (resume with Last-Event-ID). */
   STREAM_BUFFER_EVENTS: integer(10, 100_000, 1000),
@@ -118,6 +139,7 @@ export const gatewaySchema = {
 
 export const conversationsSchema = {
   ...commonSchema,
+  ...tracingSchema('conversations'),
   ...databaseSchema,
   ...amqpSchema,
   ...opsSchema(3101),
@@ -128,11 +150,18 @@ export const conversationsSchema = {
   OUTBOX_COALESCE_MS: integer(0, 1000, 5),
   /** How long events are kept for the events API and stream resumes (published outbox rows). */
   EVENT_RETENTION_DAYS: integer(1, 3650, 30),
+  /** How long the stream conversations.events.stream keeps events (RabbitMQ's x-max-age: a count and Y, M, D, h, m or s). */
+  EVENT_STREAM_MAX_AGE: z
+    .string()
+    .regex(/^[1-9][0-9]{0,5}[YMDhms]$/, 'must be a count and a unit of Y, M, D, h, m or s, as in 7D')
+    .default('7D'),
+  /** The most bytes that stream keeps (x-max-length-bytes): past it, its oldest segments go first. */
+  EVENT_STREAM_MAX_BYTES: integer(1_000_000, 1_000_000_000_000_000, 20_000_000_000),
   /**
    * Batched statements (send-message, reading one conversation, a page of a list variant) a
    * replica runs at once, of each kind; what arrives meanwhile shares the next one (BatchedCalls).
    * Fewer at once means fuller statements and fewer commits: 2 cost send 50-60 us less of
-   * Postgres's CPU than 4 on the 2-core bench (BENCHMARKS.md, sixth sitting).
+   * Postgres's CPU than 4 on the 2-core bench (bench/history/2026-11-sittings.md, sixth sitting).
    */
   DATABASE_BATCH_CONCURRENCY: integer(1, 100, 2),
   /** The most commands or queries one batched statement serves. */
@@ -140,7 +169,7 @@ export const conversationsSchema = {
   RUN_MIGRATIONS: boolean(true),
 };
 
-/** DESIGN.md, Events: the delays before each retry (Svix's schedule); the first attempt is immediate. */
+/** The delays before each retry (Svix's schedule; docs/webhooks.md); the first attempt is immediate. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000';
 
 /** Comma-separated seconds (decimals allowed), 1 to 20 entries, each at most a week. */
@@ -155,8 +184,23 @@ const retrySchedule = z
   )
   .transform((text) => text.split(',').map((s) => Number(s)));
 
+/**
+ * The keys webhook signing secrets are encrypted with at rest (docs/operations.md, "Secrets at
+ * rest"): `id:base64` entries, the first encrypts, all decrypt.
+ */
+export const secretsSchema = {
+  NODE_ENV: commonSchema.NODE_ENV,
+  SECRETS_ENCRYPTION_KEYS: encryptionKeys(),
+};
+
+export interface SecretsSettings {
+  NODE_ENV: string;
+  SECRETS_ENCRYPTION_KEYS: EncryptionKey[];
+}
+
 export const webhooksSchema = {
   ...commonSchema,
+  ...tracingSchema('webhooks'),
   ...databaseSchema,
   ...amqpSchema,
   ...opsSchema(3201),
@@ -180,7 +224,17 @@ export const webhooksSchema = {
   /** Finished deliveries and their attempts are kept this long. */
   WEBHOOK_LOG_RETENTION_DAYS: integer(1, 3650, 30),
   RUN_MIGRATIONS: boolean(true),
+  ...secretsSchema,
 };
+
+/** Refuses production without SECRETS_ENCRYPTION_KEYS; elsewhere a development key stands in. */
+export function requireSecretsKeysInProduction<C extends SecretsSettings>(config: C): C {
+  if (config.NODE_ENV === 'production' && config.SECRETS_ENCRYPTION_KEYS.length === 0)
+    throw new ConfigError([
+      'SECRETS_ENCRYPTION_KEYS: required when NODE_ENV=production (docs/operations.md, "Secrets at rest")',
+    ]);
+  return config;
+}
 
 export type GatewayConfig = ReturnType<typeof loadConfig<typeof gatewaySchema>>;
 export type ConversationsConfig = ReturnType<typeof loadConfig<typeof conversationsSchema>>;

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { conversationsSchema, gatewaySchema, webhooksSchema } from './config-schemas';
+import {
+  conversationsSchema,
+  gatewaySchema,
+  requireSecretsKeysInProduction,
+  webhooksSchema,
+} from './config-schemas';
 import { boolean, ConfigError, hostPortList, integer, loadConfig, url, urlList } from './load-config';
 
 function configError(run: () => unknown): ConfigError {
@@ -169,5 +174,52 @@ describe('loadConfig', () => {
       expect.stringMatching(/^AMQP_URL: .*comma-separated/),
       expect.stringMatching(/^REDIS_SENTINELS: "s2" is not host:port/),
     ]);
+  });
+});
+
+describe('SECRETS_ENCRYPTION_KEYS', () => {
+  const KEY = Buffer.alloc(32, 7).toString('base64');
+  const load = (value: string, NODE_ENV = 'development') =>
+    requireSecretsKeysInProduction(loadConfig(webhooksSchema, { SECRETS_ENCRYPTION_KEYS: value, NODE_ENV }));
+
+  it('reads id:base64 entries in order, the first being the one that encrypts', () => {
+    expect(load(` new:${KEY} , old:${KEY}`).SECRETS_ENCRYPTION_KEYS).toEqual([
+      { id: 'new', key: Buffer.alloc(32, 7) },
+      { id: 'old', key: Buffer.alloc(32, 7) },
+    ]);
+  });
+
+  it('is empty when unset outside production (the development key stands in)', () => {
+    expect(load('').SECRETS_ENCRYPTION_KEYS).toEqual([]);
+  });
+
+  it('is required in production, the variable named', () => {
+    expect(configError(() => load('', 'production')).problems).toEqual([
+      'SECRETS_ENCRYPTION_KEYS: required when NODE_ENV=production (docs/operations.md, "Secrets at rest")',
+    ]);
+  });
+
+  it.each([
+    ['no id', KEY, 'entry 1 is not id:base64'],
+    ['two colons', `a:${KEY}:x`, 'entry 1 is not id:base64'],
+    [
+      'a short key',
+      `a:${Buffer.alloc(16).toString('base64')}`,
+      'entry 1 has a key that is not 32 bytes in base64',
+    ],
+    [
+      'a long key',
+      `a:${Buffer.alloc(33).toString('base64')}`,
+      'entry 1 has a key that is not 32 bytes in base64',
+    ],
+    ['not base64', `a:${'!'.repeat(44)}`, 'entry 1 has a key that is not 32 bytes in base64'],
+    ['a bad id', `a b:${KEY}`, 'entry 1 has an id that is not 1-32 characters'],
+    ['the second entry bad', `a:${KEY},b:`, 'entry 2 has a key that is not 32 bytes in base64'],
+    ['an id twice', `a:${KEY},a:${KEY}`, 'key id "a" is given twice'],
+  ])('refuses %s, naming the variable and the entry, never the key', (_case, value, message) => {
+    const error = configError(() => load(value));
+    expect(error.problems).toHaveLength(1);
+    expect(error.problems[0]).toMatch(new RegExp(`^SECRETS_ENCRYPTION_KEYS: ${message}`));
+    expect(error.message).not.toContain(KEY);
   });
 });

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { ConversationStatus } from '@app/dialects';
 import {
   CanonicalStatus,
   CONVERSATION_LIMITS,
@@ -12,6 +13,7 @@ import {
 } from './conversation-views';
 import { rpcOperation, rpcQuery } from './rpc-envelope';
 import { Email, Integer, Metadata, Nullable, Strict, StringEnum, Text, Uuid } from './schema-types';
+import { TAG_LIMITS, TagListInput } from './tags';
 
 /**
  * The commands and queries the conversations service answers over RabbitMQ, and the input fields
@@ -19,6 +21,16 @@ import { Email, Integer, Metadata, Nullable, Strict, StringEnum, Text, Uuid } fr
  */
 
 export const PAGE_SIZE = { default: 20, max: 100 } as const;
+/**
+ * `q`'s length, in characters; words shorter than `minWordLength` are ignored. A list filtered by
+ * `q` or `tag` counts its matches exactly up to `countAhead` past the page's end; beyond, its
+ * total is that bound, flagged `total_is_lower_bound`. Its first page of common matches is read
+ * from the newest (or oldest) `walk` conversations when they hold it (docs/conversations.md).
+ */
+export const SEARCH_LIMITS = { queryLength: 200, minWordLength: 2, countAhead: 100, walk: 20_000 } as const;
+const SEARCH_WORD = new RegExp(`[\\p{L}\\p{N}]{${SEARCH_LIMITS.minWordLength}}`, 'u');
+/** Whether `q` has a word to search for; one that has none (`a b`) searches for nothing and filters nothing. */
+export const hasSearchWord = (q: string): boolean => SEARCH_WORD.test(q);
 export const MAX_OFFSET = 1_000_000_000;
 
 export const visitorInputFields = {
@@ -50,6 +62,12 @@ export const newConversationFields = {
     Nullable(Text({ maxLength: CONVERSATION_LIMITS.subject, examples: ['Question about my order'] })),
   ),
   metadata: Type.Optional(Metadata({ examples: [{ order_id: 'A-1001' }] })),
+  tags: Type.Optional(
+    TagListInput({
+      description: `Tags: each trimmed, lower-cased and NFC, 1-${TAG_LIMITS.length} characters; at most ${TAG_LIMITS.perConversation}; duplicates count once.`,
+      examples: [['vip', 'billing']],
+    }),
+  ),
   message: Type.Optional(
     Strict(messageInputFields, { description: 'A first message; a visitor one emits message.received.' }),
   ),
@@ -71,7 +89,7 @@ export const ConversationId = Uuid({
 });
 const conversationId = ConversationId;
 
-/** Filters and order of the conversation list besides `status` (DESIGN.md, "Integrator API"). */
+/** Filters and order of the conversation list besides `status` (docs/conversations.md). */
 export const listFilterFields = {
   created_after: Type.Optional(
     Type.String({
@@ -108,6 +126,14 @@ export const listFilterFields = {
       description: 'By creation time: `desc` (newest first, the default) or `asc`.',
     }),
   ),
+  q: Type.Optional(
+    Text({
+      maxLength: SEARCH_LIMITS.queryLength,
+      description:
+        "Search: only conversations where every word of `q` (words of one character aside) starts a word of the subject, the visitor's name or email, or a message, case and diacritics aside (`zolw` finds `Żółw`). Aliases `cari`, `szukaj`.",
+      examples: ['parcel 1001'],
+    }),
+  ),
 };
 
 export const ListConversationsQuery = Strict({
@@ -115,6 +141,8 @@ export const ListConversationsQuery = Strict({
   offset: Integer(0, MAX_OFFSET),
   status: Type.Optional(CanonicalStatus),
   ...listFilterFields,
+  /** Tags every conversation listed has (normalised). */
+  tag: Type.Optional(TagListInput({ minItems: 1 })),
   /** A sealed snapshot token (see list-snapshot.ts): rows created by transactions it does not see are hidden. */
   snapshot: Type.Optional(Type.String({ maxLength: 4096 })),
 });
@@ -131,17 +159,18 @@ export const ListMessagesQuery = Strict({
 });
 export type ListMessagesQuery = Static<typeof ListMessagesQuery>;
 
+/** The statuses a conversation may start in (`active` when none is given). */
+export const CREATE_STATUSES = ['active', 'pending'] as const satisfies readonly ConversationStatus[];
+export type CreateStatus = (typeof CREATE_STATUSES)[number];
+
 export const CreateConversationCommand = Strict({
   ...newConversationFields,
-  status: Type.Optional(StringEnum(['active', 'pending'] as const)),
+  status: Type.Optional(StringEnum(CREATE_STATUSES)),
 });
 export type CreateConversationCommand = Static<typeof CreateConversationCommand>;
 
 export const SendMessageCommand = Strict({ conversationId, ...messageInputFields });
 export type SendMessageCommand = Static<typeof SendMessageCommand>;
-
-export const ChangeStatusCommand = Strict({ conversationId, status: CanonicalStatus });
-export type ChangeStatusCommand = Static<typeof ChangeStatusCommand>;
 
 /**
  * What PATCH may change, besides the status: the subject, the visitor (replaced whole; null clears
@@ -157,17 +186,54 @@ export const editableFields = {
       examples: [{ order_id: 'A-1002', coupon: null }],
     }),
   ),
+  tags: Type.Optional(
+    TagListInput({
+      description: 'Replaces the set of tags (`[]` removes them all). Not with `add_tags` or `remove_tags`.',
+      examples: [['vip', 'billing']],
+    }),
+  ),
+  add_tags: Type.Optional(
+    TagListInput({
+      description: `Tags to add to the set, whatever another request changes at the same time; the set keeps at most ${TAG_LIMITS.perConversation}.`,
+      examples: [['refund']],
+    }),
+  ),
+  remove_tags: Type.Optional(
+    TagListInput({
+      description: 'Tags to remove from the set (one it does not hold is no error).',
+      examples: [['vip']],
+    }),
+  ),
 };
 
-export const UpdateConversationCommand = Strict({
-  conversationId,
-  status: Type.Optional(CanonicalStatus),
-  ...editableFields,
-});
+/**
+ * An object that holds `field`. Spelled with `type: 'object'` because `required` alone holds for
+ * any value that is not an object, so a rule built on it would also fire (and report a second
+ * error) for a body that is not an object at all, which gets only its `body` error.
+ */
+const holding = (field: string) => ({ type: 'object', required: [field], properties: { [field]: {} } });
+
+/** `tags` replaces the set; `add_tags` and `remove_tags` edit it: one request does one or the other. */
+export const TAGS_OR_TAG_EDITS = {
+  anyOf: [{ not: holding('tags') }, { not: { anyOf: [holding('add_tags'), holding('remove_tags')] } }],
+  'x-error': { field: 'tags', message: 'cannot be given with add_tags or remove_tags' },
+};
+
+export const UpdateConversationCommand = Strict(
+  { conversationId, status: Type.Optional(CanonicalStatus), ...editableFields },
+  TAGS_OR_TAG_EDITS,
+);
 export type UpdateConversationCommand = Static<typeof UpdateConversationCommand>;
 
 export const CaptureLeadCommand = Strict({ conversationId, ...visitorInputFields }, EMAIL_OR_PHONE);
 export type CaptureLeadCommand = Static<typeof CaptureLeadCommand>;
+
+export const DeleteConversationCommand = Strict({ conversationId });
+export type DeleteConversationCommand = Static<typeof DeleteConversationCommand>;
+
+/** What a deletion answers: the id of the conversation that is gone. */
+export const DeletedConversation = Strict({ id: Type.String({ format: 'uuid' }) });
+export type DeletedConversation = Static<typeof DeletedConversation>;
 
 /** Every operation of the conversations service: pattern, command schema, reply schema. */
 export const ConversationRpc = {
@@ -175,9 +241,9 @@ export const ConversationRpc = {
   get: rpcQuery('conversations.get', GetConversationQuery, ConversationWithMessagesView),
   create: rpcOperation('conversations.create', CreateConversationCommand, ConversationView),
   sendMessage: rpcOperation('conversations.send-message', SendMessageCommand, MessageView),
-  changeStatus: rpcOperation('conversations.change-status', ChangeStatusCommand, ConversationView),
   update: rpcOperation('conversations.update', UpdateConversationCommand, ConversationView),
   captureLead: rpcOperation('conversations.capture-lead', CaptureLeadCommand, LeadView),
+  delete: rpcOperation('conversations.delete', DeleteConversationCommand, DeletedConversation),
   getLead: rpcQuery('conversations.get-lead', GetConversationQuery, LeadView),
   listMessages: rpcQuery('conversations.list-messages', ListMessagesQuery, MessagePage),
 };

@@ -1,6 +1,7 @@
 import { Type, type SchemaOptions, type Static } from '@sinclair/typebox';
 import { CONVERSATION_STATUSES, type ConversationStatus, DIALECTS, STATUS_NAMES } from '@app/dialects';
 import {
+  CREATE_STATUSES,
   editableFields,
   listFilterFields,
   EMAIL_OR_PHONE,
@@ -8,13 +9,15 @@ import {
   MessageInput,
   newConversationFields,
   PAGE_SIZE,
+  TAGS_OR_TAG_EDITS,
   visitorInputFields,
 } from './conversation-commands';
 import { Integer, Strict, StringEnum } from './schema-types';
+import { TagListInput } from './tags';
 
 /**
  * The public API's request bodies and query parameters for conversations. Status values may be
- * spelled in any dialect (DESIGN.md, "Dialects"); the gateway translates them to the canonical
+ * spelled in any dialect (docs/dialects.md); the gateway translates them to the canonical
  * commands of conversation-commands.ts.
  */
 
@@ -34,9 +37,13 @@ export const StatusInput = (allowed: readonly ConversationStatus[], options: Sch
 export const CreateConversationBody = Strict({
   ...newConversationFields,
   status: Type.Optional(
-    StatusInput(['active', 'pending'], {
-      description:
-        'Initial status, in any dialect: active (aktif, aktywne) or pending (belum selesai, w toku). Default active.',
+    StatusInput(CREATE_STATUSES, {
+      description: `Initial status, in any dialect: ${CREATE_STATUSES.map(
+        (status) =>
+          `${status} (${DIALECTS.filter((dialect) => dialect !== 'en')
+            .map((dialect) => STATUS_NAMES[status][dialect])
+            .join(', ')})`,
+      ).join(' or ')}. Default active.`,
     }),
   ),
 });
@@ -51,7 +58,12 @@ export const UpdateConversationBody = Strict(
     ),
     ...editableFields,
   },
-  { minProperties: 1, description: 'At least one of status, subject, visitor and metadata.' },
+  {
+    ...TAGS_OR_TAG_EDITS,
+    minProperties: 1,
+    description: 'At least one of status, subject, visitor, metadata, tags, add_tags and remove_tags.',
+    examples: [{ subject: 'Order 1001 (refund)', metadata: { refund: '12.50 EUR' }, add_tags: ['refund'] }],
+  },
 );
 export type UpdateConversationBody = Static<typeof UpdateConversationBody>;
 
@@ -79,6 +91,14 @@ export const ListConversationsParams = Strict({
     StatusInput(CONVERSATION_STATUSES, { description: 'Filter, in any dialect (alias `stan`).' }),
   ),
   ...listFilterFields,
+  tag: Type.Optional(
+    TagListInput({
+      minItems: 1,
+      description:
+        'Only conversations with this tag; repeat it for several (all must be present). Alias `etykieta`.',
+      examples: [['vip']],
+    }),
+  ),
   snapshot: Type.Optional(
     Type.String({
       minLength: 1,
@@ -89,15 +109,16 @@ export const ListConversationsParams = Strict({
 });
 export type ListConversationsParams = Static<typeof ListConversationsParams>;
 
+/** A messages page's `after` cursor, sealed by the gateway (59 characters at most). */
+export const MESSAGE_CURSOR = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: '`pagination.next` of the previous page: the page after it.',
+});
+
 export const ListMessagesParams = Strict({
   limit: Type.Optional(Integer(1, PAGE_SIZE.max, { description: 'Page size, default 20 (alias `had`).' })),
-  after: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 64,
-      description: '`pagination.next` of the previous page: the page after it.',
-    }),
-  ),
+  after: Type.Optional(MESSAGE_CURSOR),
   order: Type.Optional(
     StringEnum(['asc', 'desc'] as const, { description: '`asc` (oldest first, the default) or `desc`.' }),
   ),

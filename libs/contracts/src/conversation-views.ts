@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ALL_STATUS_SPELLINGS, CONVERSATION_STATUSES } from '@app/dialects';
-import { Nullable, Strict, StringEnum, Timestamp, Uuid } from './schema-types';
+import { EMAIL_MAX_LENGTH, Nullable, Strict, StringEnum, Timestamp, Uuid } from './schema-types';
+import { TagList } from './tags';
 
 /**
  * What the conversations service answers: conversations, messages and leads with canonical (en)
@@ -16,10 +17,9 @@ export const CONVERSATION_LIMITS = {
   messageContent: 10_000,
   subject: 500,
   visitorName: 200,
-  email: 320,
+  email: EMAIL_MAX_LENGTH,
   phone: 50,
 } as const;
-export const MESSAGE_CONTENT_MAX = CONVERSATION_LIMITS.messageContent;
 
 const CONVERSATION_ID = Uuid({ examples: ['0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b'] });
 
@@ -46,7 +46,16 @@ export const MessageView = Strict({
 });
 export type MessageView = Static<typeof MessageView>;
 
-const conversationFields = <S extends TSchema>(status: S) => ({
+/**
+ * `tags` is in every conversation this release writes. Between services (replies and events) it is
+ * optional, so that a reader of the release before tags, which validates strictly, accepts it.
+ */
+const AlwaysTags = TagList();
+const TagsSinceTheyExist = Type.Optional(
+  TagList({ description: `${AlwaysTags.description} Always present since tags exist.` }),
+);
+
+const conversationFields = <S extends TSchema, T extends TSchema>(status: S, tags: T) => ({
   id: CONVERSATION_ID,
   status,
   visitor: Nullable(VisitorView),
@@ -57,21 +66,26 @@ const conversationFields = <S extends TSchema>(status: S) => ({
   created_at: Timestamp(),
   updated_at: Timestamp(),
   closed_at: Nullable(Timestamp(), { examples: [null] }),
+  // Last: a serializer writes optional fields after the required ones, so in every schema here it
+  // is in the same place (the JSON Postgres writes too, conversations.sql.ts).
+  tags,
 });
 
-const conversationWithMessages = <S extends TSchema>(status: S) =>
+const conversationWithMessages = <S extends TSchema, T extends TSchema>(status: S, tags: T) =>
   Strict({
-    ...conversationFields(status),
+    ...conversationFields(status, tags),
     messages: Type.Array(MessageView, { description: 'Every message, oldest first.' }),
   });
 
-export const ConversationView = Strict(conversationFields(CanonicalStatus));
+export const ConversationView = Strict(conversationFields(CanonicalStatus, TagsSinceTheyExist));
 export type ConversationView = Static<typeof ConversationView>;
-export const ConversationWithMessagesView = conversationWithMessages(CanonicalStatus);
+export const ConversationWithMessagesView = conversationWithMessages(CanonicalStatus, TagsSinceTheyExist);
 export type ConversationWithMessagesView = Static<typeof ConversationWithMessagesView>;
 
-export const ConversationResponse = Strict(conversationFields(RenderedStatus));
-export const ConversationWithMessagesResponse = conversationWithMessages(RenderedStatus);
+export const ConversationResponse = Strict(conversationFields(RenderedStatus, AlwaysTags));
+/** A conversation in an event's data as shown: stored events written before tags have none. */
+export const ConversationEventResponse = Strict(conversationFields(RenderedStatus, TagsSinceTheyExist));
+export const ConversationWithMessagesResponse = conversationWithMessages(RenderedStatus, AlwaysTags);
 
 const pageFields = {
   limit: Type.Integer({ minimum: 1, maximum: 100, examples: [20] }),
@@ -81,6 +95,12 @@ const pageFields = {
     description: 'Conversations matching the filter as of the snapshot.',
     examples: [57],
   }),
+  total_is_lower_bound: Type.Optional(
+    Type.Literal(true, {
+      description:
+        'Present (and true) only when `total` is a lower bound: a list filtered by `q` or `tag` counts its matches only so far past the page (docs: "Search and tags"), and there are more. Absent from other lists.',
+    }),
+  ),
   snapshot: Type.String({
     description:
       'Opaque token of the moment the first page was read. Pass it back as `snapshot` (as `next` does) to page through a list that does not shift while others create conversations.',

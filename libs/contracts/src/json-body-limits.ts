@@ -1,7 +1,7 @@
 import type { FieldError } from '@app/errors';
 
 /**
- * DESIGN.md, "Hostile input": any JSON body nests at most 32 levels; and it holds at most 10,000
+ * Any JSON body nests at most 32 levels (docs/api-conventions.md, "Hostile input"); and it holds at most 10,000
  * elements (array items and object members), more than any valid body can (metadata's 16 KiB
  * holds at most about 8,200), so that no body makes parsing or validation slow.
  */

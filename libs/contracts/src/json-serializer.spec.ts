@@ -9,6 +9,7 @@ const conversation = (overrides: Record<string, unknown>) => ({
   visitor: null,
   subject: null,
   metadata: { order: '1001', nested: { deep: [1, 'two', null] } },
+  tags: ['vip', 'zwrot "pilny"'],
   message_count: 0,
   last_message_at: null,
   created_at: '2026-11-24T00:00:00.000Z',

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isPgSnapshot, isSnapshotToken, SnapshotSealer } from './list-snapshot';
+import { MESSAGE_CURSOR } from './conversation-requests';
 
 describe('list snapshot tokens', () => {
   const account = randomUUID();
@@ -23,6 +24,24 @@ describe('list snapshot tokens', () => {
 
   it('is meaningless in another account', () => {
     expect(sealer.open(sealer.seal(snapshot, account), randomUUID())).toBeUndefined();
+  });
+
+  it('opens a token only for the purpose it was sealed for', () => {
+    const cursor = sealer.sealAs('2026-11-26T06:28:02.350Z.6714', account, 'events-cursor');
+    expect(sealer.openAs(cursor, account, 'events-cursor')).toBe('2026-11-26T06:28:02.350Z.6714');
+    expect(sealer.open(cursor, account)).toBeUndefined();
+    expect(sealer.openAs(sealer.seal(snapshot, account), account, 'events-cursor')).toBeUndefined();
+  });
+
+  it('opens a token sealed for a scope in that scope only', () => {
+    const [conversation, sibling] = [randomUUID(), randomUUID()];
+    const cursor = sealer.sealAs('asc.4', account, 'messages-cursor', conversation);
+    expect(sealer.openAs(cursor, account, 'messages-cursor', conversation)).toBe('asc.4');
+    expect(sealer.openAs(cursor, account, 'messages-cursor', sibling)).toBeUndefined();
+    expect(sealer.openAs(cursor, account, 'messages-cursor')).toBeUndefined();
+    expect(sealer.openAs(cursor, randomUUID(), 'messages-cursor', conversation)).toBeUndefined();
+    const longest = sealer.sealAs('desc.2147483647', account, 'messages-cursor', conversation);
+    expect(longest.length).toBeLessThanOrEqual(MESSAGE_CURSOR.maxLength!);
   });
 
   it('refuses any change to any byte', () => {

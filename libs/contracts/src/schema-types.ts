@@ -44,13 +44,24 @@ export const Uuid = (options: SchemaOptions = {}) => Type.String({ format: 'uuid
 export const Timestamp = (options: SchemaOptions = {}) =>
   Type.String({ format: 'date-time', examples: ['2026-03-02T09:15:27.412Z'], ...options });
 
+/** An `X-Request-Id`: the client's own when well formed, else a UUID the gateway made. */
+export const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
+export const RequestId = (options: SchemaOptions = {}) =>
+  Type.String({ pattern: REQUEST_ID_PATTERN, ...options });
+
+/** A W3C Trace Context `traceparent`: version 00, trace id, parent span id, flags (lower-case hex). */
+export const Traceparent = (options: SchemaOptions = {}) =>
+  Type.String({ pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$', ...options });
+
 export const Integer = (minimum: number, maximum: number, options: SchemaOptions = {}) =>
   Type.Integer({ minimum, maximum, ...options });
 
+/** The longest e-mail address, in characters: 64 for the local part, `@`, 255 for the domain. */
+export const EMAIL_MAX_LENGTH = 320;
 export const Email = (options: SchemaOptions = {}) =>
-  Type.String({ format: 'email', maxLength: 320, ...options });
+  Type.String({ format: 'email', maxLength: EMAIL_MAX_LENGTH, ...options });
 
-/** `metadata`: DESIGN.md, "Hostile input". */
+/** `metadata` (docs/api-conventions.md, "Hostile input"). */
 export const METADATA_LIMITS = { keys: 50, depth: 8, bytes: 16 * 1024 } as const;
 
 /**

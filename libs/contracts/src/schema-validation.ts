@@ -12,6 +12,8 @@ import {
 } from '@app/dialects';
 import { STORABLE_TEXT_MESSAGE, STORABLE_TEXT_PATTERN } from './schema-types';
 import { isStorableJson } from './storable-text';
+import { DATE_TIME_MESSAGE, isStorableDateTime } from './instants';
+import { isTag, TAG_RULE } from './tags';
 
 /**
  * Validation of every message against its schema (schema-types.ts), compiled once by Ajv, with
@@ -28,7 +30,8 @@ function createAjv(): Ajv {
     strict: true,
     strictTypes: false, // nullable fields are `anyOf [T, null]`
   });
-  addFormats(ajv, ['email', 'date-time']);
+  addFormats(ajv, ['email']);
+  ajv.addFormat('date-time', isStorableDateTime);
   // ajv-formats' uuid also takes a `urn:uuid:` prefix, which Postgres does not.
   ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
   for (const annotation of ['x-error', 'x-not-found']) ajv.addKeyword({ keyword: annotation });
@@ -53,6 +56,13 @@ function createAjv(): Ajv {
     error: { message: STORABLE_TEXT_MESSAGE },
   });
   ajv.addKeyword({
+    keyword: 'x-tag',
+    type: 'string',
+    schemaType: 'boolean',
+    validate: (_: boolean, data: string) => isTag(data),
+    error: { message: TAG_RULE },
+  });
+  ajv.addKeyword({
     keyword: 'x-status-of',
     type: 'string',
     schemaType: 'array',
@@ -67,7 +77,7 @@ function createAjv(): Ajv {
     schemaType: 'boolean',
     /** `true`: `*` is accepted too (a subscription's list); `false`: an event name only (a filter). */
     validate: (wildcard: boolean, data: string) =>
-      (wildcard && data.trim() === '*') || parseEventType(data) !== undefined,
+      (wildcard && data === '*') || parseEventType(data) !== undefined,
     error: {
       message: (cxt) =>
         `must be ${cxt.schema ? '* or ' : ''}an event name in any dialect: ${EVENT_SPELLINGS.join(', ')}`,
@@ -121,7 +131,7 @@ const ARTICLE: Record<string, string> = {
 const FORMATS: Record<string, string> = {
   email: 'must be a valid email address',
   uuid: 'must be a UUID',
-  'date-time': 'must be an ISO 8601 date-time',
+  'date-time': DATE_TIME_MESSAGE,
 };
 
 type SchemaWithError = { 'x-error'?: { field: string; message: string } };
@@ -231,7 +241,7 @@ const spellingsOf = (statuses: ConversationStatus[]) =>
   );
 
 /** A client's own key names are echoed in errors only in part. */
-const shortened = (name: string) => (name.length > 64 ? `${name.slice(0, 64)}…` : name);
+export const shortened = (name: string) => (name.length > 64 ? `${name.slice(0, 64)}…` : name);
 
 function typeNames(schema: Record<string, unknown>): string {
   const types = ([] as string[]).concat((schema.type as string | string[]) ?? []);

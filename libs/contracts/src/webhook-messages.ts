@@ -1,6 +1,7 @@
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox';
 import { DIALECTS, EVENT_SPELLINGS, EVENT_TYPES } from '@app/dialects';
 import { pageParams } from './conversation-requests';
+import { EventView } from './events-api';
 import { MAX_OFFSET, PAGE_SIZE } from './conversation-commands';
 import { rpcOperation, rpcQuery } from './rpc-envelope';
 import { Integer, Nullable, Strict, StringEnum, Text, Timestamp, Uuid } from './schema-types';
@@ -57,8 +58,17 @@ const subscriptionFields = <E extends TSchema>(eventName: E) => ({
   ),
 });
 
+/**
+ * Every field optional and without its default: a change leaves an absent field as it is (a
+ * default would tell generated clients the field is always sent).
+ */
 const partial = <T extends Record<string, TSchema>>(fields: T) =>
-  Object.fromEntries(Object.entries(fields).map(([name, schema]) => [name, Type.Optional(schema)])) as {
+  Object.fromEntries(
+    Object.entries(fields).map(([name, { default: _default, ...schema }]) => [
+      name,
+      Type.Optional(schema as TSchema),
+    ]),
+  ) as {
     [K in keyof T]: TOptional<T[K]>;
   };
 
@@ -189,6 +199,25 @@ export const DeliveryResponse = Strict(deliveryFields(RenderedDeliveryEvent));
 export const DeliveryWithAttemptsResponse = deliveryWithAttempts(RenderedDeliveryEvent);
 export const DeliveryListResponse = Strict({ data: Type.Array(DeliveryResponse), pagination });
 
+/** The most events one replay re-delivers: a longer window is refused (422 `replay_too_large`). */
+export const REPLAY_MAX_EVENTS = 10_000;
+/** Events per part of a replay: per page read and per command to the webhooks service. */
+export const REPLAY_PART_EVENTS = 500;
+
+/** A part of a replay, in order: each event becomes a new delivery with its original id. */
+export const ReplayEventsCommand = Strict({
+  webhookId: WebhookId,
+  events: Type.Array(EventView, { maxItems: REPLAY_PART_EVENTS }),
+});
+export type ReplayEventsCommand = Static<typeof ReplayEventsCommand>;
+export const ReplayCount = Strict({
+  events: Type.Integer({
+    minimum: 0,
+    description: 'Events in the window, each now a delivery to this webhook, in order.',
+    examples: [42],
+  }),
+});
+
 /** Every operation of the webhooks service: pattern, command schema, reply schema. */
 export const WebhookRpc = {
   create: rpcOperation('webhooks.create', CreateWebhookCommand, WebhookWithSecretView),
@@ -201,6 +230,7 @@ export const WebhookRpc = {
   listDeliveries: rpcQuery('webhooks.list-deliveries', ListDeliveriesQuery, DeliveryPage),
   getDelivery: rpcQuery('webhooks.get-delivery', DeliveryRef, DeliveryWithAttemptsView),
   retryDelivery: rpcOperation('webhooks.retry-delivery', DeliveryRef, DeliveryView),
+  replay: rpcOperation('webhooks.replay', ReplayEventsCommand, ReplayCount),
 };
 
 // The public API's bodies and query parameters.
@@ -213,3 +243,28 @@ export const ListDeliveriesParams = Strict({
   ...pageParams,
   status: Type.Optional(StringEnum(DELIVERY_STATUSES, { description: 'Filter (alias `stan`).' })),
 });
+
+/** `POST /v1/webhooks/{id}/replay` (docs/webhooks.md, "Replay"). */
+export const ReplayWebhookBody = Strict({
+  since: Type.String({
+    format: 'date-time',
+    description: 'Re-deliver the stored events created at or after this instant.',
+    examples: ['2026-11-01T00:00:00Z'],
+  }),
+  until: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'And before this instant (exclusive); default now.',
+      examples: ['2026-11-02T00:00:00Z'],
+    }),
+  ),
+  types: Type.Optional(
+    Type.Array(EventNameInput, {
+      minItems: 1,
+      maxItems: WEBHOOK_LIMITS.events,
+      description: "Only these event types, in any dialect, or `*`; default the subscription's.",
+      examples: [['conversation.started', 'mesej.diterima']],
+    }),
+  ),
+});
+export type ReplayWebhookBody = Static<typeof ReplayWebhookBody>;

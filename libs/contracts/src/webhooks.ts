@@ -12,7 +12,7 @@ export const WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE = 'webhooks.events.dead-letter';
 /** The event a `POST /v1/webhooks/{id}/test` sends; the same spelling in every dialect. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 /**
- * `*` subscribes to the interface's four public event types (PUBLIC_EVENT_TYPES); the types added
+ * `*` subscribes to the four original public event types (PUBLIC_EVENT_TYPES); the types added
  * since are named explicitly, so a `*` subscriber never receives a type it did not expect.
  */
 export const ALL_EVENTS = '*';

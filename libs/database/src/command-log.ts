@@ -33,6 +33,8 @@ interface StoredCommand<T> {
   /** Null for commands recorded before payloads were (they are checked by pattern alone). */
   payloadHash: string | null;
   reply: T;
+  /** Its reply showed a conversation deleted since (`erase`): there is nothing to repeat. */
+  erased: boolean;
 }
 
 /**
@@ -51,8 +53,14 @@ export class CommandLog {
   /** Statements prepared once per connection. */
   private readonly sql: {
     recordCommand: PreparedStatement<{ command_id: string }>;
-    storedCommand: PreparedStatement<{ pattern: string; payload_hash: string | null; response: unknown }>;
+    storedCommand: PreparedStatement<{
+      pattern: string;
+      payload_hash: string | null;
+      response: unknown;
+      erased: boolean;
+    }>;
     purge: PreparedStatement;
+    erase: PreparedStatement;
   };
 
   constructor(
@@ -65,8 +73,16 @@ export class CommandLog {
               VALUES ($1, $2, $3, $4, $5) ON CONFLICT (command_id) DO NOTHING RETURNING command_id`,
       ),
       storedCommand: prepare(
-        `SELECT pattern, payload_hash, response FROM ${schema}.processed_commands
+        `SELECT pattern, payload_hash, response, erased FROM ${schema}.processed_commands
           WHERE command_id = $1 AND account_id = $2`,
+      ),
+      // The replies that name the conversation (every reply about one carries its id), recorded
+      // since it was created ($3): through the BRIN index of creation times, no index that every
+      // command would pay for (deletions are rare).
+      erase: prepare(
+        `UPDATE ${schema}.processed_commands SET response = NULL, erased = true
+          WHERE created_at >= $3::timestamptz AND account_id = $1 AND NOT erased
+            AND strpos(response::text, $2) > 0`,
       ),
       purge: prepare(
         `DELETE FROM ${schema}.processed_commands WHERE created_at < now() - make_interval(days => $1)`,
@@ -80,6 +96,24 @@ export class CommandLog {
    */
   async purge(days = COMMAND_RETENTION_DAYS): Promise<number> {
     const { rowCount } = await execute(this.db, this.sql.purge, [days]);
+    return rowCount;
+  }
+
+  /**
+   * Erases, inside the caller's transaction, the stored replies that show `conversation` (being
+   * deleted): a repeat of one of those commands is then a 404 rather than
+   * the deleted conversation shown again, or the command applied a second time.
+   */
+  async erase(
+    tx: EntityManager,
+    accountId: string,
+    conversation: { id: string; created_at: string },
+  ): Promise<number> {
+    const { rowCount } = await execute(tx, this.sql.erase, [
+      accountId,
+      conversation.id,
+      conversation.created_at,
+    ]);
     return rowCount;
   }
 
@@ -141,7 +175,14 @@ export class CommandLog {
     const {
       rows: [row],
     } = await execute(this.db, this.sql.storedCommand, [command.id, command.accountId]);
-    return row && { pattern: row.pattern, payloadHash: row.payload_hash, reply: row.response as T };
+    return (
+      row && {
+        pattern: row.pattern,
+        payloadHash: row.payload_hash,
+        reply: row.response as T,
+        erased: row.erased,
+      }
+    );
   }
 }
 
@@ -152,6 +193,12 @@ function replyFor<T>(stored: StoredCommand<T>, command: CommandRecord): T {
     throw new DomainError(
       'idempotency_key_reused',
       'This Idempotency-Key was used for another operation or body; use a new key for a new request.',
+    );
+  }
+  if (stored.erased) {
+    throw new DomainError(
+      'not_found',
+      'This request was applied, but the conversation it created or changed has been deleted since.',
     );
   }
   return stored.reply;

@@ -18,15 +18,33 @@ describe('retryWhileDatabaseUnavailable', () => {
     expect(attempts).toBe(3);
   });
 
-  it('gives up after the last pause with the error of the last attempt', async () => {
+  it('keeps trying until the next attempt would start too late for the caller, then throws the last error', async () => {
     let attempts = 0;
     await expect(
-      retryWhileDatabaseUnavailable(async () => {
-        attempts += 1;
-        throw refused;
-      }, noPauses),
+      retryWhileDatabaseUnavailable(
+        async () => {
+          attempts += 1;
+          throw refused;
+        },
+        // Past a 500 ms margin for the reply, 200 ms are left: room for a few 20 ms pauses.
+        { delaysMs: [20], answerBy: Date.now() + 700 },
+      ),
     ).rejects.toBe(refused);
-    expect(attempts).toBe(noPauses.delaysMs.length + 1);
+    expect(attempts).toBeGreaterThan(2);
+  });
+
+  it('without a deadline, gives up within its own budget', async () => {
+    let attempts = 0;
+    await expect(
+      retryWhileDatabaseUnavailable(
+        async () => {
+          attempts += 1;
+          throw connectionLost;
+        },
+        { delaysMs: [1500] },
+      ),
+    ).rejects.toBe(connectionLost);
+    expect(attempts).toBe(2);
   });
 
   it('does not try again when the caller would no longer be waiting for the answer', async () => {

@@ -1,39 +1,41 @@
 import { isConnectionLost } from './database-errors';
 
 /**
- * Pauses between attempts: about 1.9 s in all, well inside the default RPC_TIMEOUT_MS (5 s), for
- * HAProxy to send new connections to a promoted leader (a Patroni switchover, or the tail of a
- * failover); short enough that an outage still answers 503 before the caller gives up.
+ * Pauses between attempts; the last is repeated. Short at first (a switchover, or HAProxy still
+ * cutting the old leader's sessions), then twice a second while a failover elects and promotes a
+ * new leader (docs/scaling.md, "Postgres: Patroni behind HAProxy").
  */
-export const FAILOVER_RETRY_DELAYS_MS: readonly number[] = [100, 300, 600, 900];
-/** No attempt starts later than this after the first. */
+export const FAILOVER_RETRY_DELAYS_MS: readonly number[] = [100, 200, 400, 500];
+/** Without a caller's deadline, no attempt starts later than this after the first. */
 export const FAILOVER_RETRY_BUDGET_MS = 2000;
 /** Kept for the last attempt and the reply when the caller's deadline is what bounds the retries. */
 const REPLY_MARGIN_MS = 500;
 
 /**
  * Runs `work` again while it fails because its Postgres connection broke or was refused (the old
- * leader went away, HAProxy has no new one yet), within FAILOVER_RETRY_BUDGET_MS and, given the
- * caller's deadline (`answerBy`), early enough to answer it. Only for work that is safe to repeat: reads, and writes
- * whose command id the command log makes idempotent (a commit whose answer was lost is then found
- * on the next attempt, never applied twice). Any other error, or the last one, is thrown.
+ * leader went away, HAProxy has no new one yet): until the caller's deadline (`answerBy`, a
+ * `Date.now()` time), early enough to answer it, or for FAILOVER_RETRY_BUDGET_MS without one. A
+ * request caught in a failover is so held until the new leader serves it, not answered 503. Only
+ * for work that is safe to repeat: reads, and writes whose command id the command log makes
+ * idempotent (a commit whose answer was lost is then found on the next attempt, never applied
+ * twice). Any other error, or the last one, is thrown.
  */
 export async function retryWhileDatabaseUnavailable<T>(
   work: () => Promise<T>,
   options: { answerBy?: number; delaysMs?: readonly number[] } = {},
 ): Promise<T> {
-  const startedAt = Date.now();
-  const lastStart = Math.min(
-    startedAt + FAILOVER_RETRY_BUDGET_MS,
-    (options.answerBy ?? Infinity) - REPLY_MARGIN_MS,
-  );
-  for (const delay of options.delaysMs ?? FAILOVER_RETRY_DELAYS_MS) {
+  const lastStart =
+    options.answerBy === undefined
+      ? Date.now() + FAILOVER_RETRY_BUDGET_MS
+      : options.answerBy - REPLY_MARGIN_MS;
+  const delays = options.delaysMs ?? FAILOVER_RETRY_DELAYS_MS;
+  for (let attempt = 0; ; attempt++) {
     try {
       return await work();
     } catch (error) {
+      const delay = delays[Math.min(attempt, delays.length - 1)];
       if (!isConnectionLost(error) || Date.now() + delay > lastStart) throw error;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
-  return work();
 }

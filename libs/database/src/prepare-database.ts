@@ -1,4 +1,4 @@
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
 import type { Logger } from 'pino';
 import { queryBounds } from './data-source-options';
 
@@ -31,11 +31,32 @@ export async function prepareDatabase(
   }
 }
 
+/** How often a replica waiting for another's migrations asks for their lock again. */
+const LOCK_POLL_MS = 200;
+
+/**
+ * Takes the advisory lock of the schema's migrations, asking again until it is free rather than
+ * waiting inside `pg_advisory_lock`: a statement waiting there holds a snapshot, and a migration
+ * building an index CONCURRENTLY waits until every snapshot older than its own has ended, so the
+ * replica migrating and the ones waiting for it would wait for each other for ever.
+ */
+async function lockMigrations(runner: QueryRunner, key: string, deadline: number): Promise<void> {
+  for (;;) {
+    const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
+      key,
+    ])) as Array<{ locked: boolean }>;
+    if (locked) return;
+    if (Date.now() > deadline)
+      throw new Error(`Timed out waiting for another replica's migrations (${key}).`);
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+}
+
 async function migrateUnderLock(dataSource: DataSource, schema: string, logger: Logger): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    await runner.query('SELECT pg_advisory_lock(hashtext($1))', [`migrations:${schema}`]);
+    await lockMigrations(runner, `migrations:${schema}`, Date.now() + MIGRATION_TIMEOUT_MS);
     await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');

@@ -1,5 +1,5 @@
 /**
- * The three renderings of the API (DESIGN.md, "Dialects"). `en` is canonical: it is what the
+ * The three renderings of the API (docs/dialects.md). `en` is canonical: it is what the
  * services store, what travels over RabbitMQ and what routing keys use. The other two exist only
  * at the edges (gateway input/output, webhook payloads).
  */
@@ -16,7 +16,7 @@ export const STATUS_NAMES: Record<ConversationStatus, Record<Dialect, string>> =
 };
 
 /**
- * The four public event types of the interface (section 6): what a webhook subscription's `*`
+ * The four public event types the API started with: what a webhook subscription's `*`
  * stands for (docs/webhooks.md), so subscribers of `*` never receive a type they did not expect.
  */
 export const PUBLIC_EVENT_TYPES = [
@@ -28,7 +28,7 @@ export const PUBLIC_EVENT_TYPES = [
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
 
 /**
- * Every event type (DESIGN.md, "Integrator API"): the public four, then those added since, which a
+ * Every event type (docs/events.md): the public four, then those added since, which a
  * subscription names explicitly. The events API and the stream carry all of them.
  */
 export const EVENT_TYPES = [
@@ -37,11 +37,12 @@ export const EVENT_TYPES = [
   'conversation.status_changed',
   'message.sent',
   'conversation.updated',
+  'conversation.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
- * Event names per dialect. The added ones follow the interface's own: Malay `perbualan`/`mesej` with
+ * Event names per dialect. The added ones follow the first four: Malay `perbualan`/`mesej` with
  * a `di-` passive verb, Polish `rozmowa`/`wiadomość` with a past participle agreeing in gender; a
  * two-word name keeps English's underscore (`status_changed`: `status_berubah`, `stan_zmieniony`,
  * with the Polish API's own word for status).
@@ -67,6 +68,11 @@ export const EVENT_NAMES: Record<EventType, Record<Dialect, string>> = {
     ms: 'perbualan.dikemas_kini',
     pl: 'rozmowa.zaktualizowana',
   },
+  'conversation.deleted': {
+    en: 'conversation.deleted',
+    ms: 'perbualan.dipadam',
+    pl: 'rozmowa.usunięta',
+  },
 };
 
 export const PLANS = ['trial', 'pro', 'business'] as const;
@@ -83,9 +89,10 @@ export const LIST_QUERY_ALIASES = {
   limit: ['limit', 'had'],
   offset: ['offset', 'mengimbangi', 'przesunięcie'],
   status: ['status', 'stan'],
+  tag: ['tag', 'etykieta'],
+  q: ['q', 'cari', 'szukaj'],
 } as const;
-export type ListQueryParam = keyof typeof LIST_QUERY_ALIASES;
 
-/** Path segments (the interface's section 4). Polish is sent percent-encoded by clients. */
+/** Path segments (docs/dialects.md). Polish is sent percent-encoded by clients. */
 export const COLLECTION_SEGMENTS = ['conversations', 'rozmowy'] as const;
 export const MESSAGES_SEGMENTS = ['messages', 'wiadomości'] as const;

@@ -4,7 +4,6 @@ import {
   Dialect,
   DIALECTS,
   EVENT_NAMES,
-  Plan,
   PLANS,
   PLAN_NAMES,
   EventType,
@@ -14,25 +13,28 @@ import {
   STATUS_NAMES,
 } from './dialect-tables';
 
-/** Lower-cases and collapses whitespace so `Belum  Selesai` and `belum selesai` are one value. */
-function normalise(value: string): string {
+/**
+ * API values are matched exactly as docs/dialects.md lists them ("Exact values"): no change of
+ * case, spacing or Unicode form. Plans are named by people at the CLI, which also takes any case,
+ * spacing and Unicode form of a plan's name.
+ */
+function loosened(value: string): string {
   return value.normalize('NFC').trim().replace(/\s+/g, ' ').toLocaleLowerCase('en');
 }
 
-function reverseIndex<K extends string>(keys: readonly K[], spellings: (key: K) => readonly string[]) {
+function reverseIndex<K extends string>(
+  keys: readonly K[],
+  spellings: (key: K) => readonly string[],
+  form: (value: string) => string = (value) => value,
+) {
   const index = new Map<string, K>();
-  for (const key of keys) for (const spelling of spellings(key)) index.set(normalise(spelling), key);
-  return index;
+  for (const key of keys) for (const spelling of spellings(key)) index.set(form(spelling), key);
+  return (value: string) => index.get(form(value));
 }
 
-const statusIndex = reverseIndex(CONVERSATION_STATUSES, (s) => Object.values(STATUS_NAMES[s]));
-const eventIndex = reverseIndex(EVENT_TYPES, (e) => Object.values(EVENT_NAMES[e]));
-const planIndex = reverseIndex(PLANS, (p) => PLAN_NAMES[p]);
-
-export const parseStatus = (value: string): ConversationStatus | undefined =>
-  statusIndex.get(normalise(value));
-export const parseEventType = (value: string): EventType | undefined => eventIndex.get(normalise(value));
-export const parsePlan = (value: string): Plan | undefined => planIndex.get(normalise(value));
+export const parseStatus = reverseIndex(CONVERSATION_STATUSES, (s) => Object.values(STATUS_NAMES[s]));
+export const parseEventType = reverseIndex(EVENT_TYPES, (e) => Object.values(EVENT_NAMES[e]));
+export const parsePlan = reverseIndex(PLANS, (p) => PLAN_NAMES[p], loosened);
 
 export const renderStatus = (status: ConversationStatus, dialect: Dialect): string =>
   STATUS_NAMES[status][dialect];
@@ -51,7 +53,7 @@ export const EVENT_SPELLINGS: string[] = EVENT_TYPES.flatMap((e) =>
 export const isEventType = (value: string): value is EventType =>
   (EVENT_TYPES as readonly string[]).includes(value);
 
-/** One of the interface's four public event types (what a webhook subscription's `*` stands for). */
+/** One of the four original public event types (what a webhook subscription's `*` stands for). */
 export const isPublicEventType = (value: string): value is PublicEventType =>
   (PUBLIC_EVENT_TYPES as readonly string[]).includes(value);
 
@@ -59,7 +61,7 @@ export const isDialect = (value: unknown): value is Dialect =>
   typeof value === 'string' && (DIALECTS as readonly string[]).includes(value);
 
 /**
- * Output dialect (DESIGN.md): an explicit `Accept-Language` of en, ms or pl wins (highest q first);
+ * Output dialect (docs/dialects.md): an explicit `Accept-Language` of en, ms or pl wins (highest q first);
  * otherwise `pl` under the Polish collection path, else `en`.
  */
 export function negotiateDialect(acceptLanguage: string | undefined, path: string): Dialect {

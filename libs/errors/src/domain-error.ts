@@ -1,6 +1,6 @@
 import { ERROR_CATALOGUE, ErrorCode, FieldError } from './error-codes';
 
-/** DESIGN.md, "Hostile input": validation errors list at most 20 entries. */
+/** Validation errors list at most 20 entries, and `detail` counts the rest (docs/errors.md). */
 export const MAX_FIELD_ERRORS = 20;
 
 /** Serialisable form of a {@link DomainError}: what crosses RabbitMQ inside an RPC reply. */
@@ -51,3 +51,7 @@ export class DomainError extends Error {
     );
   }
 }
+
+/** The 503 of a gateway past its capacity (load shedding, and a rate-limit check it read too late). */
+export const overloaded = (): DomainError =>
+  new DomainError('overloaded', 'The server is over capacity; retry after the time in Retry-After.');

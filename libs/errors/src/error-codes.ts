@@ -17,12 +17,17 @@ export const ERROR_CATALOGUE = {
   invalid_request: {
     status: 400,
     title: 'Malformed HTTP request',
-    help: 'The HTTP request itself could not be read: an unknown method, a raw space or control character in the URL or a header, a Transfer-Encoding other than chunked, or more than one Authorization header. Send a well-formed request; HTTP libraries do.',
+    help: 'The HTTP request itself could not be read or is not one the server serves: an unknown method or CONNECT, an HTTP version other than 1.x, a raw space or control character in the URL or a header, no Host header or several, a Transfer-Encoding other than chunked alone, or more than one Authorization header. The connection is closed after the answer. Send a well-formed request; HTTP libraries do.',
   },
   unauthorized: {
     status: 401,
     title: 'Missing or invalid API key',
     help: 'Send `Authorization: Bearer <API key>` with a key that exists and is not revoked. Keys are created with `cms keys:create` (see the README).',
+  },
+  insufficient_scope: {
+    status: 403,
+    title: 'API key lacks the scope',
+    help: 'The key is valid but restricted, and its scopes do not include the one this operation needs, named in `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` and in `detail`. Use a key with that scope, or create one (`cms keys:create --scopes`; see "Keys and scopes" in docs/api-conventions.md). The request counts against the rate limit.',
   },
   not_found: {
     status: 404,
@@ -79,6 +84,11 @@ export const ERROR_CATALOGUE = {
     title: 'Unsupported media type',
     help: 'Bodies must be uncompressed UTF-8 JSON with `Content-Type: application/json` (no other Content-Encoding or charset).',
   },
+  expectation_failed: {
+    status: 417,
+    title: 'Expectation not supported',
+    help: 'The request carries an `Expect` header other than `100-continue`, the only expectation the server meets. Send the request without it.',
+  },
   conversation_too_large: {
     status: 422,
     title: 'Conversation too large to read whole',
@@ -89,10 +99,15 @@ export const ERROR_CATALOGUE = {
     title: 'Idempotency key reused',
     help: 'This Idempotency-Key was used with another path or body within 24 hours. Use a new key for a new request.',
   },
+  replay_too_large: {
+    status: 422,
+    title: 'Replay window too large',
+    help: 'One replay re-delivers at most 10,000 events, and the window given holds more. Replay it in shorter windows (`since`/`until`), or fewer `types`.',
+  },
   rate_limited: {
     status: 429,
     title: 'Rate limit exceeded',
-    help: "The account's plan allows a number of requests per hour (trial 100, pro 1,000, business 10,000), counted over a sliding window. Wait the seconds `Retry-After` gives; `RateLimit` and `X-RateLimit-*` headers show what is left.",
+    help: "The account's plan allows a number of requests in a sliding window (by default per hour: trial 100, pro 1,000, business 10,000). Wait the seconds `Retry-After` gives; `RateLimit` and `X-RateLimit-*` headers show what is left.",
   },
   too_many_streams: {
     status: 429,

@@ -17,7 +17,7 @@ export function brokerUrls(amqpUrl: string): string[] {
 
 /**
  * A self-healing AMQP connection. Nagle's algorithm is switched off: amqplib leaves it on, which
- * triples request/reply p99 (DESIGN.md, Performance).
+ * triples request/reply p99 (docs/architecture.md, "Request/reply over RabbitMQ").
  */
 export function connectAmqp(url: string, name: string, logger: Logger): AmqpConnectionManager {
   const connection = amqp.connect(brokerUrls(url), {

@@ -6,6 +6,8 @@ export interface PublishableEvent {
   routingKey: string;
   body: Buffer;
   timestamp: Date;
+  /** AMQP headers (the event's trace context). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -41,6 +43,7 @@ export class EventPublisher {
           type: event.routingKey,
           contentType: 'application/cloudevents+json',
           timestamp: Math.floor(event.timestamp.getTime() / 1000),
+          headers: event.headers,
         }),
       ),
     );

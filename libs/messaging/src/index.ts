@@ -1,4 +1,5 @@
 export * from './amqp-connection';
+export * from './queue-declaration';
 export * from './rpc-queue';
 export * from './rpc-server';
 export * from './rpc-client';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import amqplib, { type ChannelModel } from 'amqplib';
 import { capturedLogger } from '@app/testing';
-import { declareQueues, type QueueDeclaration } from './quorum-migration';
-import { QUORUM_QUEUE_ARGUMENTS } from './rpc-queue';
+import { declareQueues } from './quorum-migration';
+import { QUORUM_QUEUE_ARGUMENTS, type QueueDeclaration } from './queue-declaration';
 
 /**
  * Real RabbitMQ (the run's vhost): classic queues of an older deployment become quorum queues, and

@@ -1,22 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import amqplib, {
-  type Channel,
-  type ChannelModel,
-  type ConfirmChannel,
-  type GetMessage,
-  type Options,
-} from 'amqplib';
+import amqplib, { type Channel, type ChannelModel, type ConfirmChannel, type GetMessage } from 'amqplib';
 import type { Logger } from 'pino';
 import { brokerUrls } from './amqp-connection';
-import { QUORUM_QUEUE_ARGUMENTS } from './rpc-queue';
-
-/** A queue as the services declare it, with the exchange bindings it must keep while it is moved. */
-export interface QueueDeclaration {
-  name: string;
-  options: Options.AssertQueue;
-  /** Topic exchanges the queue is bound to (declared durable if missing). */
-  bindings?: Array<{ exchange: string; pattern: string }>;
-}
+import {
+  assertDeclared,
+  bindToExchanges,
+  isStream,
+  QUORUM_QUEUE_ARGUMENTS,
+  type QueueDeclaration,
+} from './queue-declaration';
 
 /** Held (an exclusive queue) by the one process migrating, so two replicas never move the same queue. */
 const LOCK_QUEUE = 'cms.queue-migration.lock';
@@ -35,6 +27,8 @@ const COPY_BATCH = 200;
  * acknowledged on the old queue only after the broker confirmed its copy: a crash half-way leaves
  * duplicates at worst, never a gap, and the next start finishes the job. Gives up after
  * `timeoutMs` (old consumers still attached, say): the process exits and is restarted.
+ * A stream is never moved (its history is what it is for, and it cannot be read with basic.get):
+ * one declared before with other arguments is kept as it is, bound, with a warning.
  */
 export async function declareQueues(
   amqpUrl: string,
@@ -97,10 +91,10 @@ async function declareQueue(
     if (await exists(connection, temporary.name)) await drainInto(connection, temporary, queue.name, logger);
     return;
   }
+  if (isStream(queue)) return keepStream(connection, queue, logger);
   logger.warn({ queue: queue.name }, 'queue declared with other arguments: moving its messages');
   const channel = await quietChannel(connection);
-  await channel.assertQueue(temporary.name, queue.options);
-  await bind(channel, temporary);
+  await assertDeclared(channel, temporary);
   await channel.close();
   for (;;) {
     await copyAll(connection, queue.name, temporary.name);
@@ -111,6 +105,16 @@ async function declareQueue(
   }
   if (!(await tryDeclare(connection, queue))) throw new Error(`queue ${queue.name} could not be redeclared`);
   await drainInto(connection, temporary, queue.name, logger);
+}
+
+async function keepStream(connection: ChannelModel, stream: QueueDeclaration, logger: Logger): Promise<void> {
+  const channel = await quietChannel(connection);
+  await bindToExchanges(channel, stream);
+  await channel.close();
+  logger.warn(
+    { queue: stream.name, wanted: stream.options.arguments },
+    'stream declared before with other arguments: kept as it is (change its retention with a RabbitMQ policy)',
+  );
 }
 
 /** Unbinds the temporary queue, moves what it holds into `target`, deletes it. */
@@ -160,20 +164,12 @@ async function copyAll(connection: ChannelModel, source: string, target: string)
 async function tryDeclare(connection: ChannelModel, queue: QueueDeclaration): Promise<boolean> {
   const channel = await quietChannel(connection);
   try {
-    await channel.assertQueue(queue.name, queue.options);
-    await bind(channel, queue);
+    await assertDeclared(channel, queue);
     await channel.close();
     return true;
   } catch (error) {
     if (errorCode(error) === PRECONDITION_FAILED) return false;
     throw error;
-  }
-}
-
-async function bind(channel: Channel, queue: QueueDeclaration): Promise<void> {
-  for (const { exchange, pattern } of queue.bindings ?? []) {
-    await channel.assertExchange(exchange, 'topic', { durable: true });
-    await channel.bindQueue(queue.name, exchange, pattern);
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type RpcRequest,
 } from '@app/contracts';
 import { DomainError } from '@app/errors';
+import { endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
 import {
   DIRECT_REPLY_QUEUE,
   PRESENCE_EXCHANGE_OPTIONS,
@@ -44,24 +45,54 @@ type OutgoingRequest = Omit<RpcRequest, 'commandId'> & {
   deadline?: number;
 };
 
+/** A command sent (or waiting to be sent) whose reply has not come yet. */
 interface PendingCall {
   /** With the reply's bytes as they came (an RpcReply's JSON). */
   resolve: (content: Buffer) => void;
+  reject: (error: Error) => void;
   timer: NodeJS.Timeout;
+  /** What is published, the same every time the command is sent again (same command id). */
+  envelope: RpcRequest;
+  /** When the caller's answer is due (performance.now()). */
+  due: number;
+  /** AMQP headers: the call's trace context (docs/operations.md "Tracing"). */
+  headers: Record<string, string>;
+  /** The channel it was published on last; its reply can only come on that one. */
+  sentOn?: Channel;
 }
+
+/**
+ * How long after the queue last had a consumer a command is still sent when it has none now,
+ * unless a consumer announced that it left: a consumer that vanished without a word is a replica
+ * reconnecting (its broker node died) or one the broker will redeliver to its sibling, and the
+ * command waits in the queue for it, within its TTL (docs/scaling.md, "RabbitMQ cluster").
+ */
+export const CONSUMER_RETURN_GRACE_MS = 5000;
 
 /** How a call wants its reply's data: parsed, or as the JSON bytes the service wrote. */
 type ReplyForm = 'parsed' | 'json';
 
 /**
- * Request/reply over RabbitMQ with direct reply-to. Fails fast instead of hanging:
- * no broker connection or no consumer on the queue is a 503, no reply within the timeout a 504.
+ * Request/reply over RabbitMQ with direct reply-to. A reply can only come on the channel its
+ * command was published on: when that channel or its connection is lost (a broker node died), every
+ * command in flight is published again, under the same command id and correlation id, on the next
+ * channel as soon as it is set up, and a command that arrives meanwhile waits for it. The command
+ * log of the service makes the second delivery harmless; a second reply finds no pending call and
+ * is dropped. Fails fast instead of hanging: no consumer on the queue (none announced as gone, or
+ * none for CONSUMER_RETURN_GRACE_MS) is a 503, no broker until the deadline a 503, no reply a 504.
  */
 export class RpcClient {
   private channel?: Channel;
   private readonly wrapper: ChannelWrapper;
   private readonly pending = new Map<string, PendingCall>();
-  private consumers = { count: 0, checkedAt: 0 };
+  private consumers = {
+    count: 0,
+    checkedAt: 0,
+    /** When a count above zero was last seen (Date.now()). */
+    seenAt: 0,
+    /** When a consumer last announced that it left (Date.now()). */
+    departedAt: 0,
+  };
   private consumerCheck?: Promise<number>;
 
   constructor(private readonly options: RpcClientOptions) {
@@ -85,14 +116,15 @@ export class RpcClient {
         await channel.bindQueue(presence, options.presenceExchange, '');
         await channel.consume(
           presence,
-          consumer(channel, () => this.recheckConsumers(channel)),
+          consumer(channel, () => this.consumerLeft(channel)),
           { noAck: true },
         );
-        this.consumers = { count: consumerCount, checkedAt: Date.now() };
+        this.countConsumers(consumerCount);
         this.channel = channel;
         channel.once('close', () => {
           if (this.channel === channel) this.channel = undefined;
         });
+        this.sendAgain();
       },
     });
   }
@@ -130,8 +162,13 @@ export class RpcClient {
     return this.send<Buffer>({ pattern: operation.pattern, data, ...context }, 'json');
   }
 
+  /** One span per call (its context travels in the command's AMQP headers), one metric observation. */
   async send<T>(request: OutgoingRequest, form: ReplyForm = 'parsed'): Promise<T> {
     const startedAt = performance.now();
+    const span = startSpan(`${request.pattern} send`, {
+      kind: SpanKind.CLIENT,
+      attributes: { 'messaging.system': 'rabbitmq', 'messaging.destination.name': this.options.queue },
+    });
     const observe = (outcome: RpcCallOutcome) =>
       this.options.metrics?.observe(
         this.serviceName,
@@ -140,11 +177,13 @@ export class RpcClient {
         (performance.now() - startedAt) / 1000,
       );
     try {
-      const data = await this.exchange<T>(request, form);
+      const data = await this.exchange<T>(request, form, traceHeaders(span));
       observe('ok');
+      endSpan(span);
       return data;
     } catch (error) {
       observe(callOutcome(error));
+      endSpan(span, error);
       throw error;
     }
   }
@@ -154,30 +193,19 @@ export class RpcClient {
    * on a stalled connection included), the publish and the reply. The command's TTL in the queue
    * is what is left of it, so a command the caller gave up on is not started later.
    */
-  private async exchange<T>({ deadline, ...request }: OutgoingRequest, form: ReplyForm): Promise<T> {
+  private async exchange<T>(
+    { deadline, ...request }: OutgoingRequest,
+    form: ReplyForm,
+    headers: Record<string, string>,
+  ): Promise<T> {
     const due = Math.min(deadline ?? Infinity, performance.now() + this.options.timeoutMs);
     const correlationId = randomUUID();
+    const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };
     const content = await new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(
-        () => {
-          this.pending.delete(correlationId);
-          this.consumers.checkedAt = 0; // a silent service may have gone: ask the broker next time
-          reject(
-            new DomainError(
-              'upstream_timeout',
-              `No reply from the service within ${this.options.timeoutMs} ms.`,
-            ),
-          );
-        },
-        Math.max(0, due - performance.now()),
-      );
-      this.pending.set(correlationId, { resolve, timer });
-      const envelope: RpcRequest = { ...request, commandId: request.commandId ?? correlationId };
-      this.publish(correlationId, envelope, due).catch((error: unknown) => {
-        if (!this.pending.delete(correlationId)) return; // already timed out
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      });
+      const timer = setTimeout(() => this.expire(correlationId), Math.max(0, due - performance.now()));
+      const call: PendingCall = { resolve, reject, timer, envelope, due, headers };
+      this.pending.set(correlationId, call);
+      void this.dispatch(correlationId, call);
     });
     if (form === 'json') {
       const data = okReplyData(content);
@@ -189,23 +217,61 @@ export class RpcClient {
     return (form === 'json' ? Buffer.from(JSON.stringify(reply.data)) : reply.data) as T;
   }
 
-  /** Publishes the command unless the queue has no consumer (503) or the call has timed out meanwhile. */
-  private async publish(correlationId: string, envelope: RpcRequest, due: number): Promise<void> {
+  /**
+   * Publishes the command on the current channel unless the queue has no consumer to wait for
+   * (503). Without a channel, or if it closes meanwhile, the command stays pending: the next
+   * channel's setup sends it (sendAgain), or its timer ends it.
+   */
+  private async dispatch(correlationId: string, call: PendingCall): Promise<void> {
     const channel = this.channel;
-    if (!channel) throw unavailable('The message broker is unreachable.');
-    if ((await this.consumerCount(channel)) === 0)
-      throw unavailable(`The ${this.serviceName} service is not running.`);
-    if (!this.pending.has(correlationId)) return;
+    if (!channel) return;
+    const serving = await this.hasConsumers(channel);
+    if (this.pending.get(correlationId) !== call || channel !== this.channel || call.sentOn === channel)
+      return; // answered, timed out, or sent by another channel's setup meanwhile
+    if (!serving) {
+      this.fail(correlationId, unavailable(`The ${this.serviceName} service is not running.`));
+      return;
+    }
     try {
-      channel.sendToQueue(this.options.queue, Buffer.from(JSON.stringify(envelope)), {
+      channel.sendToQueue(this.options.queue, Buffer.from(JSON.stringify(call.envelope)), {
         correlationId,
         replyTo: DIRECT_REPLY_QUEUE,
         contentType: 'application/json',
-        expiration: String(Math.max(1, Math.ceil(due - performance.now()))),
+        expiration: String(Math.max(1, Math.ceil(call.due - performance.now()))),
+        headers: call.headers,
       });
+      call.sentOn = channel;
     } catch {
-      throw unavailable('The message broker connection was lost.');
+      // The channel is closing: the next one sends the command again.
     }
+  }
+
+  /** On a new channel: every command whose channel was lost, or that waited for one, is sent on it. */
+  private sendAgain(): void {
+    for (const [correlationId, call] of this.pending) {
+      if (call.sentOn !== this.channel) void this.dispatch(correlationId, call);
+    }
+  }
+
+  /** The call's time is up: 504, or 503 if there was no broker to send it to. */
+  private expire(correlationId: string): void {
+    if (!this.channel) {
+      this.fail(correlationId, unavailable('The message broker is unreachable.'));
+      return;
+    }
+    this.consumers.checkedAt = 0; // a silent service may have gone: ask the broker next time
+    this.fail(
+      correlationId,
+      new DomainError('upstream_timeout', `No reply from the service within ${this.options.timeoutMs} ms.`),
+    );
+  }
+
+  private fail(correlationId: string, error: Error): void {
+    const call = this.pending.get(correlationId);
+    if (!call) return;
+    this.pending.delete(correlationId);
+    clearTimeout(call.timer);
+    call.reject(error);
   }
 
   /** As a Nest provider's value, the client is closed when the app closes. */
@@ -232,9 +298,27 @@ export class RpcClient {
   }
 
   /** A consumer left: ask the broker now, so the next request already knows if none is left. */
-  private recheckConsumers(channel: Channel): void {
+  private consumerLeft(channel: Channel): void {
+    this.consumers.departedAt = Date.now();
     this.consumers.checkedAt = 0;
     void this.consumerCount(channel);
+  }
+
+  private countConsumers(count: number): void {
+    const now = Date.now();
+    this.consumers.count = count;
+    this.consumers.checkedAt = now;
+    if (count > 0) this.consumers.seenAt = now;
+  }
+
+  /**
+   * Whether a command may be sent: the queue has a consumer, or had one a moment ago that did not
+   * announce it was leaving (see CONSUMER_RETURN_GRACE_MS).
+   */
+  private async hasConsumers(channel: Channel): Promise<boolean> {
+    if ((await this.consumerCount(channel)) > 0) return true;
+    const { seenAt, departedAt } = this.consumers;
+    return departedAt < seenAt && Date.now() - seenAt < CONSUMER_RETURN_GRACE_MS;
   }
 
   /**
@@ -248,7 +332,7 @@ export class RpcClient {
     this.consumerCheck ??= channel
       .checkQueue(this.options.queue)
       .then(({ consumerCount }) => {
-        this.consumers = { count: consumerCount, checkedAt: Date.now() };
+        this.countConsumers(consumerCount);
         return consumerCount;
       })
       .catch(() => this.consumers.count)

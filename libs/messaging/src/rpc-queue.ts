@@ -1,13 +1,6 @@
-import type { QueueDeclaration } from './quorum-migration';
 import type { Options } from 'amqplib';
 import { brokerUrls } from './amqp-connection';
-
-/**
- * Quorum queues: replicated over the cluster's nodes (Raft), so a queue and its messages survive
- * the loss of a minority of them; a classic queue lives on one node and is gone with it. They are
- * always durable and store every message on disk (the `persistent` flag is ignored).
- */
-export const QUORUM_QUEUE_ARGUMENTS = { 'x-queue-type': 'quorum' } as const;
+import { QUORUM_QUEUE_ARGUMENTS, type QueueDeclaration } from './queue-declaration';
 
 /**
  * What an RPC queue is. Commands are transient (their caller waits at most RPC_TIMEOUT_MS, and a

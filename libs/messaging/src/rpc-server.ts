@@ -13,6 +13,7 @@ import {
   type RpcRequest,
 } from '@app/contracts';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
+import { contextFrom, endSpan, SpanKind, startSpan, withSpan } from '@app/observability';
 import { Acknowledgements } from './acknowledgements';
 import { consumer } from './consumer';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
@@ -168,11 +169,21 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       this.deadLetter(acknowledgements, channel, message, 'unparseable RPC request');
       return;
     }
-    const encodedReply = await this.dispatch({
-      ...request,
-      redelivered: message.fields.redelivered,
-      answerBy: answerBy(message),
+    const span = startSpan(`${request.pattern} process`, {
+      kind: SpanKind.SERVER,
+      parent: contextFrom(message.properties.headers),
+      attributes: {
+        'messaging.system': 'rabbitmq',
+        'messaging.destination.name': this.options.queue,
+        'app.request_id': request.requestId,
+        'app.command_id': request.commandId,
+      },
     });
+    const { encoded: encodedReply, reply } = await withSpan(span, () =>
+      this.dispatch({ ...request, redelivered: message.fields.redelivered, answerBy: answerBy(message) }),
+    );
+    if (!reply.ok) span.setAttribute('app.error_code', reply.error.code);
+    endSpan(span, !reply.ok && commandOutcome(reply) === 'failed' ? reply.error.detail : undefined);
     try {
       if (replyTo) {
         channel.sendToQueue(replyTo, Buffer.from(encodedReply), {
@@ -193,7 +204,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
   }
 
   /** Runs the handler and encodes its reply; one log line per command, with its request and account ids. */
-  private async dispatch(request: RpcRequest): Promise<string> {
+  private async dispatch(request: RpcRequest): Promise<{ reply: RpcReply; encoded: string }> {
     const startedAt = performance.now();
     const { reply, encoded } = this.encode(request, await this.run(request));
     this.options.logger.info(
@@ -209,7 +220,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     // Only patterns with a handler become label values: the set stays bounded whatever is sent.
     const pattern = this.handlerFor(request.pattern) ? request.pattern : 'unknown';
     this.options.metrics?.handled(pattern, commandOutcome(reply), (performance.now() - startedAt) / 1000);
-    return encoded;
+    return { reply, encoded };
   }
 
   /**

@@ -1,4 +1,8 @@
+import { activeContext, type Context, endSpan, SpanKind, startSpan, withSpan } from '@app/observability';
+
 export interface BatchedCallsOptions<Item, Result> {
+  /** The statement's name: of each batch's span (and of its metrics, where the caller keeps them). */
+  name: string;
   /** Batches running at once; what arrives meanwhile waits for the next free one. */
   concurrency: number;
   /** The most items one batch takes. */
@@ -18,6 +22,8 @@ export interface BatchedCallsOptions<Item, Result> {
 
 interface Waiting<Item, Result> {
   item: Item;
+  /** The caller's trace context: the batch's span is linked to every one it served. */
+  context: Context;
   resolve: (result: Result) => void;
   reject: (error: unknown) => void;
 }
@@ -43,7 +49,7 @@ export class BatchedCalls<Item, Result> {
 
   call(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      this.waiting.push({ item, context: activeContext(), resolve, reject });
       this.startBatches();
     });
   }
@@ -78,12 +84,24 @@ export class BatchedCalls<Item, Result> {
     return batch;
   }
 
+  /**
+   * One span per batch (docs/operations.md "Tracing"): a child of its first call's span, linked to
+   * the span of every call it served, so each command's trace shows the statement that did its work.
+   */
   private async runBatch(batch: Array<Waiting<Item, Result>>): Promise<void> {
     this.options.onBatch?.(batch.length);
+    const span = startSpan(this.options.name, {
+      kind: SpanKind.INTERNAL,
+      parent: batch[0].context,
+      links: batch.map((waiting) => waiting.context),
+      attributes: { 'app.batch.size': batch.length },
+    });
     try {
-      const results = await this.options.run(batch.map((waiting) => waiting.item));
+      const results = await withSpan(span, () => this.options.run(batch.map((waiting) => waiting.item)));
+      endSpan(span);
       batch.forEach((waiting, index) => waiting.resolve(results[index]));
     } catch (error) {
+      endSpan(span, error);
       if (batch.length === 1) {
         batch[0].reject(error);
         return;

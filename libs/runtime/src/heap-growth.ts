@@ -10,7 +10,7 @@ import { setFlagsFromString } from 'node:v8';
  * 4; for these services it chose close to 1.1 (a full collection when the old generation was
  * 40 MB with 35 MB live), so the gateway did a mark-compact about every second, 8-15 ms each with
  * every request in flight waiting, and those pauses were where the slowest 1% of requests came
- * from (BENCHMARKS.md, sixth sitting). At 300 (the old generation may reach four times its live
+ * from (BENCHMARKS.md, "Garbage collection"). At 300 (the old generation may reach four times its live
  * size) a busy service does one every several seconds, for 40-55 MB more resident memory.
  *
  * V8 reads the flag each time it sizes the heap after a collection, so setting it at start-up,

@@ -1,5 +1,6 @@
 export * from './run-service';
 export * from './dependency-check';
+export * from './startup-problems';
 export * from './rpc-service';
 export * from './periodic-task';
 export * from './coalescer';

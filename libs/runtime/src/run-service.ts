@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '@app/config';
-import { createLogger } from '@app/observability';
+import { createLogger, stopTracing } from '@app/observability';
 import { Dependency, findUnreachable } from './dependency-check';
 import { setHeapGrowingPercent } from './heap-growth';
+import { explainStartupFailure } from './startup-problems';
 
 export interface ServiceHandle {
   close(): Promise<void>;
@@ -11,6 +12,10 @@ export interface ServiceHandle {
 interface ServiceConfig {
   LOG_LEVEL: string;
   HEAP_GROWING_PERCENT: number;
+  /** The ports a service listens on and its database, named when a start fails on them. */
+  PORT?: number;
+  OPS_PORT?: number;
+  DATABASE_URL?: string;
 }
 
 interface ServiceDefinition<C extends ServiceConfig> {
@@ -47,7 +52,16 @@ export async function runService<C extends ServiceConfig>(definition: ServiceDef
     handle = await definition.start(config, logger);
   } catch (error) {
     logger.fatal({ err: error }, 'start-up failed');
-    process.stderr.write(`${definition.name}: start-up failed: ${(error as Error).message}\n`);
+    const ports = Object.fromEntries(
+      (['PORT', 'OPS_PORT'] as const).flatMap((name) =>
+        config[name] === undefined ? [] : [[name, config[name]]],
+      ),
+    );
+    const hint = explainStartupFailure(error, { ports, databaseUrl: config.DATABASE_URL });
+    process.stderr.write(
+      `${definition.name}: start-up failed: ${(error as Error).message}\n` +
+        (hint ? `${definition.name}: ${hint}\n` : ''),
+    );
     process.exit(1);
   }
   let stopping = false;
@@ -59,17 +73,21 @@ export async function runService<C extends ServiceConfig>(definition: ServiceDef
       logger.error('graceful shutdown timed out; exiting');
       process.exit(1);
     }, definition.shutdownTimeoutMs ?? 25_000);
-    handle.close().then(
-      () => {
-        clearTimeout(deadline);
-        logger.flush();
-        process.exit(0);
-      },
-      (error) => {
-        logger.error({ err: error }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
+    // Spans still buffered are exported before the exit (stopTracing is a no-op without tracing).
+    handle
+      .close()
+      .then(() => stopTracing())
+      .then(
+        () => {
+          clearTimeout(deadline);
+          logger.flush();
+          process.exit(0);
+        },
+        (error) => {
+          logger.error({ err: error }, 'error during shutdown');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -130,7 +130,7 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\#]/g, '\\$&');
  * be taken by any outgoing connection, such as the replicas' own to Postgres, in the seconds between
  * this check and the gateways listening.
  */
-async function freePortRange(count: number): Promise<number> {
+export async function freePortRange(count: number): Promise<number> {
   const ephemeralLow = ephemeralPortsFrom();
   const low = 10_000;
   for (;;) {

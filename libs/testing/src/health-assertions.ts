@@ -1,5 +1,12 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { eventually } from './eventually';
 import type { TcpProxy } from './tcp-proxy';
+
+/** The release the repository's package.json names, which every running service must report. */
+export const PACKAGE_VERSION: string = (
+  JSON.parse(readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as { version: string }
+).version;
 
 /** Terminus's readiness body. */
 export interface ReadinessBody {
@@ -45,12 +52,12 @@ export async function expectNotReady(baseUrl: string, down: string, up: string[]
   return body;
 }
 
-/** GET /health/live: 200 `{status: ok}`. */
+/** GET /health/live: 200 `{status: ok, version}`, the version package.json names. */
 export async function expectLive(baseUrl: string): Promise<void> {
   const response = await fetch(`${baseUrl}/health/live`);
   expect({ status: response.status, body: await response.json() }).toEqual({
     status: 200,
-    body: { status: 'ok' },
+    body: { status: 'ok', version: PACKAGE_VERSION },
   });
 }
 

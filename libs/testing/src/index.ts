@@ -1,4 +1,5 @@
 export * from './test-run';
+export * from './prerequisites';
 export * from './eventually';
 export * from './api-client';
 export * from './test-stack';
@@ -19,3 +20,7 @@ export * from './raw-http';
 export * from './factories';
 export * from './rpc-probe';
 export * from './rpc-probe-stack';
+export * from './otlp-receiver';
+export * from './restartable-gateway';
+export * from './percentile';
+export * from './list-load-stack';

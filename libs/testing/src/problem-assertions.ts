@@ -1,6 +1,6 @@
 import type { ApiResponse } from './api-client';
 
-/** The problem-details contract as clients see it (DESIGN.md, HTTP behaviour). */
+/** The problem-details contract as clients see it (docs/errors.md). */
 export const PROBLEM_BASE = '/problems/';
 
 export const PROBLEM_TITLES: Record<string, string> = {
@@ -18,6 +18,7 @@ export const PROBLEM_TITLES: Record<string, string> = {
   payload_too_large: 'Request body too large',
   unsupported_media_type: 'Unsupported media type',
   idempotency_key_reused: 'Idempotency key reused',
+  replay_too_large: 'Replay window too large',
   rate_limited: 'Rate limit exceeded',
   service_unavailable: 'Service unavailable',
   database_unavailable: 'Database unavailable',

@@ -15,13 +15,41 @@ export interface RawResponse {
  * The request should ask for `Connection: close` or be one the server closes after answering.
  */
 export function rawHttp(baseUrl: string, request: string | Buffer, timeoutMs = 10_000): Promise<RawResponse> {
+  return exchange(baseUrl, [request], timeoutMs, false);
+}
+
+/**
+ * Sends a request in parts, pausing between them (a number is a pause in ms: a slow client, or
+ * a body sent after its headers were read), and reads until the server closes the connection.
+ * Rejects if it has not closed within `timeoutMs`.
+ */
+export function rawExchange(
+  baseUrl: string,
+  parts: Array<string | number>,
+  timeoutMs = 10_000,
+): Promise<RawResponse> {
+  return exchange(baseUrl, parts, timeoutMs, true);
+}
+
+function exchange(
+  baseUrl: string,
+  parts: Array<string | Buffer | number>,
+  timeoutMs: number,
+  untilClosed: boolean,
+): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname);
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no complete response within ${timeoutMs} ms`));
+      reject(
+        new Error(
+          untilClosed
+            ? `the server did not close the connection within ${timeoutMs} ms`
+            : `no complete response within ${timeoutMs} ms`,
+        ),
+      );
     }, timeoutMs);
     const finish = () => {
       clearTimeout(timer);
@@ -33,18 +61,26 @@ export function rawHttp(baseUrl: string, request: string | Buffer, timeoutMs = 1
     };
     socket.on('data', (chunk) => {
       chunks.push(chunk);
-      if (isComplete(Buffer.concat(chunks))) {
+      if (!untilClosed && isComplete(Buffer.concat(chunks))) {
         socket.destroy();
         finish();
       }
     });
-    socket.on('end', finish);
+    socket.on(untilClosed ? 'close' : 'end', finish);
     socket.on('error', (error) => {
+      if (untilClosed) return; // a reset after the answer: 'close' follows
       clearTimeout(timer);
       if (chunks.length > 0) finish();
       else reject(error);
     });
-    socket.write(request);
+    const send = async () => {
+      for (const part of parts) {
+        if (socket.destroyed) return;
+        if (typeof part === 'number') await new Promise((done) => setTimeout(done, part));
+        else socket.write(part);
+      }
+    };
+    void send();
   });
 }
 

@@ -11,8 +11,8 @@ export interface RpcProbeReply {
 }
 
 /**
- * A publisher on the conversations service's RPC queue, driven directly with amqplib as any
- * publisher could, with a direct reply-to consumer correlating replies by id.
+ * A publisher on a service's RPC queue (the conversations service's unless told), driven directly
+ * with amqplib as any publisher could, with a direct reply-to consumer correlating replies by id.
  */
 export class RpcProbe {
   private readonly waiting = new Map<string, (reply: RpcProbeReply) => void>();
@@ -21,12 +21,13 @@ export class RpcProbe {
   private constructor(
     readonly connection: ChannelModel,
     readonly channel: Channel,
+    private readonly queue: string,
   ) {}
 
-  static async open(): Promise<RpcProbe> {
+  static async open(queue: string = CONVERSATIONS_RPC_QUEUE): Promise<RpcProbe> {
     const connection = await amqp.connect(process.env.AMQP_URL!);
     const channel = await connection.createChannel();
-    const probe = new RpcProbe(connection, channel);
+    const probe = new RpcProbe(connection, channel, queue);
     await channel.consume(
       REPLY_TO,
       (message) => {
@@ -43,7 +44,7 @@ export class RpcProbe {
   /** Publishes raw bytes with a reply address; resolves with the reply or rejects at the deadline. */
   callRaw(content: Buffer, correlationId = randomUUID()): Promise<RpcProbeReply> {
     const reply = this.replyFor(correlationId);
-    this.channel.sendToQueue(CONVERSATIONS_RPC_QUEUE, content, {
+    this.channel.sendToQueue(this.queue, content, {
       replyTo: REPLY_TO,
       correlationId,
       contentType: 'application/json',

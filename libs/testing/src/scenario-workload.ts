@@ -1,8 +1,10 @@
 import { sleep } from './eventually';
-import { ApiClient } from './api-client';
+import { ApiClient, type ApiResponse } from './api-client';
 
 /** Messages each scenario sends after the create (which carries the first, a visitor's). */
 const FOLLOW_UPS = ['agent', 'visitor', 'agent'] as const;
+/** Answers without a definite outcome, which say when to retry (Retry-After). */
+const RETRY_STATUSES = [503, 504];
 
 export interface ExpectedConversation {
   contents: string[];
@@ -60,11 +62,13 @@ export class ScenarioWorkload {
 
   /** Through `api`: the account holds exactly the conversations, messages and statuses applied. */
   async expectApplied(api: ApiClient): Promise<void> {
-    const list = await api.get('/v1/conversations?limit=1');
+    const list = await this.read(api, '/v1/conversations?limit=1');
     expect(list.body.pagination.total).toBe(this.conversations.size);
     const ids = [...this.conversations.keys()];
     for (let i = 0; i < ids.length; i += 10) {
-      const found = await Promise.all(ids.slice(i, i + 10).map((id) => api.get(`/v1/conversations/${id}`)));
+      const found = await Promise.all(
+        ids.slice(i, i + 10).map((id) => this.read(api, `/v1/conversations/${id}`)),
+      );
       for (const [j, response] of found.entries()) {
         const expected = this.conversations.get(ids[i + j])!;
         expect({
@@ -78,6 +82,20 @@ export class ScenarioWorkload {
         });
       }
     }
+  }
+
+  /**
+   * A GET answered 200: one that asks for a retry (503 shed or unavailable, 504) is asked again,
+   * as a client would, for as long as a busy machine or a replica's restart may take (bounded).
+   */
+  private async read(api: ApiClient, path: string): Promise<ApiResponse> {
+    let response = await api.get(path);
+    for (let attempt = 1; attempt < 120 && RETRY_STATUSES.includes(response.status); attempt++) {
+      await sleep(500);
+      response = await api.get(path);
+    }
+    expect({ path, status: response.status }).toEqual({ path, status: 200 });
+    return response;
   }
 
   private async scenario(id: string, n: number): Promise<void> {
@@ -134,9 +152,7 @@ export class ScenarioWorkload {
           return response.body;
         }
         const retryable =
-          response.status === 503 ||
-          response.status === 504 ||
-          response.body?.code === 'idempotency_key_in_use';
+          RETRY_STATUSES.includes(response.status) || response.body?.code === 'idempotency_key_in_use';
         if (!retryable) throw new Error(`${method} ${path} answered ${response.status}: ${response.text}`);
         const reason = `${response.status} ${response.body?.code ?? ''}`.trim();
         this.retried[reason] = (this.retried[reason] ?? 0) + 1;

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { eventually } from './eventually';
-import { OutputTail, spawnFromSource } from './source-process';
+import { OutputTail, spawnBuilt, spawnFromSource } from './source-process';
 
 export type ServiceName = 'gateway' | 'conversations' | 'webhooks';
 
@@ -23,16 +23,20 @@ export class ServiceProcess {
 
   /**
    * Starts the service and resolves once it is ready (it answers /health/ready, whatever its log
-   * level). `url` is the gateway's API or the other services' ops server.
+   * level). `url` is the gateway's API or the other services' ops server. `built` runs the
+   * compiled service of another tree instead (a release's checkout: `<built>/dist/services/...`).
    */
   static async start(
     name: ServiceName,
     env: Record<string, string> = {},
     timeoutMs = 30_000,
+    built?: string,
   ): Promise<ServiceProcess> {
     const portVariable = name === 'gateway' ? 'PORT' : 'OPS_PORT';
     const port = String(env[portVariable] ?? (await freePort()));
-    const child = spawnFromSource(`services/${name}/src/main.ts`, [], { ...env, [portVariable]: port });
+    const child = built
+      ? spawnBuilt(built, `dist/services/${name}/src/main.js`, { ...env, [portVariable]: port })
+      : spawnFromSource(`services/${name}/src/main.ts`, [], { ...env, [portVariable]: port });
     const service = new ServiceProcess(name, child, `http://127.0.0.1:${port}`);
     try {
       await eventually(
@@ -46,7 +50,10 @@ export class ServiceProcess {
       );
     } catch (error) {
       child.kill('SIGKILL');
-      throw error;
+      const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+      throw new Error(
+        `${name} was not ready (GET /health/ready) within ${timeoutMs} ms: ${reason}\n${service.logs.slice(-4000)}`,
+      );
     }
     return service;
   }
@@ -76,7 +83,8 @@ export class ServiceProcess {
   }
 }
 
-async function freePort(): Promise<number> {
+/** A port no one listens on now. */
+export async function freePort(): Promise<number> {
   const net = await import('node:net');
   return new Promise((resolve, reject) => {
     const server = net.createServer();

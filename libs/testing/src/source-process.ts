@@ -9,8 +9,17 @@ const ROOT = path.resolve(__dirname, '../../..');
  * run's database, vhost and Redis prefix from this process's environment; `env` overrides.
  */
 export function spawnFromSource(entry: string, args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['-r', '@swc-node/register', path.join(ROOT, entry), ...args], {
-    cwd: ROOT,
+  return spawnIn(ROOT, ['-r', '@swc-node/register', path.join(ROOT, entry), ...args], env);
+}
+
+/** The same for a compiled entry point (`dist/...js`) of another tree, a release's checkout. */
+export function spawnBuilt(root: string, entry: string, env: Record<string, string>): ChildProcess {
+  return spawnIn(root, [path.join(root, entry)], env);
+}
+
+function spawnIn(cwd: string, args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, {
+    cwd,
     env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', OPS_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -28,7 +28,7 @@ export function amqpUrlFor(runId: string): string {
 }
 
 /** The HA testbed points this at its own cluster's rabbitmqctl (scripts/ha/rabbitmqctl.sh). */
-const RABBITMQCTL = process.env.TEST_RABBITMQCTL ?? 'rabbitmqctl';
+export const RABBITMQCTL = process.env.TEST_RABBITMQCTL ?? 'rabbitmqctl';
 
 /** A RabbitMQ virtual host of its own (the guest user may use it), so nobody else's consumers see its queues. */
 export function createVhost(name: string): void {

@@ -27,6 +27,8 @@ export interface TestAccounts {
   createAccount(name: string, plan: Plan): Promise<{ id: string }>;
   createKey(accountId: string): Promise<{ keyId: string; apiKey: string }>;
   revokeKey(keyId: string): Promise<boolean>;
+  setScopes(keyId: string, scopes: readonly string[]): Promise<boolean>;
+  setPlan(accountId: string, plan: Plan): Promise<boolean>;
 }
 
 /**

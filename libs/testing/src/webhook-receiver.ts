@@ -60,10 +60,7 @@ export class WebhookReceiver {
           response.on('close', () => receiver.hanging.delete(response));
           return;
         }
-        const send = () => {
-          response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
-          response.end(reply.body ?? '');
-        };
+        const send = () => respond(response, reply);
         if (reply.delayMs) setTimeout(send, reply.delayMs);
         else send();
       });
@@ -94,11 +91,22 @@ export class WebhookReceiver {
     }, timeoutMs);
   }
 
+  /** Answers every request left hanging so far (as a subscriber that was slow, not gone). */
+  release(reply: Exclude<ReceiverReply, 'hang'> = { status: 200 }): void {
+    for (const response of this.hanging) respond(response, reply);
+    this.hanging.clear();
+  }
+
   async close(): Promise<void> {
     for (const response of this.hanging) response.destroy();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+function respond(response: ServerResponse, reply: Exclude<ReceiverReply, 'hang'>): void {
+  response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
+  response.end(reply.body ?? '');
 }
 
 /** The receivers one test file starts, closed together in its afterAll. */

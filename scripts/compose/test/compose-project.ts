@@ -27,6 +27,13 @@ export function run(command: string, args: string[], timeoutMs: number, env: Nod
 
 export const docker = (args: string[], timeoutMs = 60_000) => run('docker', args, timeoutMs);
 
+/** The monitoring profile's Prometheus, published on 127.0.0.1:9090 by the compose file. */
+async function prometheusApi<T>(path: string): Promise<{ data: T }> {
+  const response = await fetch(`http://127.0.0.1:9090/api/v1/${path}`);
+  if (!response.ok) throw new Error(`Prometheus /api/v1/${path}: ${response.status}`);
+  return (await response.json()) as { data: T };
+}
+
 export type AppService = 'gateway' | 'conversations' | 'webhooks';
 
 /** Where each service's own HTTP server (health, metrics) listens inside its container. */
@@ -105,8 +112,32 @@ export class ComposeProject {
     return (await docker(['exec', container, 'node', '-e', script])).stdout;
   }
 
-  /** Containers, networks and volumes of the project, whatever state they are in. */
+  /** Per job (service), how many targets the monitoring profile's Prometheus scraped successfully last. */
+  async prometheusTargetsUp(): Promise<Record<string, number>> {
+    const { data } = await prometheusApi<{
+      activeTargets: Array<{ labels: { job: string }; health: string }>;
+    }>('targets?state=active');
+    const up: Record<string, number> = {};
+    for (const { labels, health } of data.activeTargets)
+      if (health === 'up') up[labels.job] = (up[labels.job] ?? 0) + 1;
+    return up;
+  }
+
+  /** The alerts of the rules Prometheus loaded. */
+  async prometheusAlertNames(): Promise<string[]> {
+    const { data } = await prometheusApi<{ groups: Array<{ rules: Array<{ type: string; name: string }> }> }>(
+      'rules',
+    );
+    return data.groups.flatMap(({ rules }) =>
+      rules.filter(({ type }) => type === 'alerting').map(({ name }) => name),
+    );
+  }
+
+  /** Containers, networks and volumes of the project (the monitoring profile's too), whatever state they are in. */
   down(): Promise<RunResult> {
-    return this.compose(['down', '--volumes', '--remove-orphans', '--timeout', '30'], 180_000);
+    return this.compose(
+      ['--profile', 'monitoring', 'down', '--volumes', '--remove-orphans', '--timeout', '30'],
+      180_000,
+    );
   }
 }

@@ -1,5 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const SCRIPTS = path.resolve(__dirname, '..');
@@ -29,9 +30,52 @@ function sigkill(pid: number): void {
   }
 }
 
-/** Starts again what a fault killed (ha:up keeps what runs), so the next fault meets a whole cluster. */
-export function restoreTestbed(): void {
-  execFileSync('bash', [`${SCRIPTS}/up.sh`], { stdio: 'ignore', timeout: 240_000 });
+/**
+ * Bound on getting back what a fault killed: a RabbitMQ node boots again, a Patroni node rejoins
+ * with pg_rewind (tens of seconds on a loaded 2-core machine).
+ */
+export const RESTORE_TIMEOUT_MS = 180_000;
+
+/**
+ * Starts again what a fault killed (ha:up keeps what runs, and checks nothing more on it), so the
+ * next fault meets a whole cluster. Does not block the test's event loop (the gateway and load
+ * run in it); a node not back within RESTORE_TIMEOUT_MS fails with what up.sh said.
+ */
+export async function restoreTestbed(): Promise<void> {
+  const child = spawn('bash', [`${SCRIPTS}/up.sh`], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-6000));
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    // up.sh and its waits are one process group.
+    sigkill(-child.pid!);
+  }, RESTORE_TIMEOUT_MS);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  child.stdout.destroy();
+  child.stderr.destroy();
+  if (code === 0 && !timedOut) return;
+  const down = deadNodes();
+  throw new Error(
+    `The HA testbed was not whole again ${
+      timedOut ? `within ${RESTORE_TIMEOUT_MS / 1000} s` : `(up.sh exited ${code})`
+    }; down: ${down.length ? down.join(', ') : 'none by their pid files'}. up.sh said:\n${output}`,
+  );
+}
+
+/** The testbed's processes whose pid file names no live process. */
+function deadNodes(): string[] {
+  return readdirSync(`${state}/pids`).filter((name) => {
+    try {
+      process.kill(pidOf(name), 0);
+      return false;
+    } catch {
+      return true;
+    }
+  });
 }
 
 /** The RabbitMQ node leading the run's `queue` (a quorum queue has one leader and two followers). */

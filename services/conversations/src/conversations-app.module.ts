@@ -27,7 +27,7 @@ import { OutboxMetrics } from './outbox/outbox-metrics';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxWriter } from './outbox/outbox.writer';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from './data-source';
-import { AMQP_CONNECTION, CONVERSATIONS_CONFIG, LOGGER } from './tokens';
+import { AMQP_CONNECTION, CONVERSATIONS_CONFIG, LOGGER } from './core/tokens';
 
 @Module({})
 export class ConversationsAppModule {

@@ -10,6 +10,10 @@ import { ListCountIndex1764300000002 } from './migrations/1764300000002-list-cou
 import { EventSequencesAndStore1764400000000 } from './migrations/1764400000000-event-sequences-and-store';
 import { FirstResponsesPerRow1764500000000 } from './migrations/1764500000000-first-responses-per-row';
 import { HotMessageAppends1764600000000 } from './migrations/1764600000000-hot-message-appends';
+import { ConversationTags1765400000000 } from './migrations/1765400000000-conversation-tags';
+import { ConversationSearch1765400000001 } from './migrations/1765400000001-conversation-search';
+import { AnalyticsSlotUpsert1766600000000 } from './migrations/1766600000000-analytics-slot-upsert';
+import { ConversationErasure1766300000000 } from './migrations/1766300000000-conversation-erasure';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
@@ -32,6 +36,10 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       EventSequencesAndStore1764400000000,
       FirstResponsesPerRow1764500000000,
       HotMessageAppends1764600000000,
+      ConversationTags1765400000000,
+      ConversationSearch1765400000001,
+      AnalyticsSlotUpsert1766600000000,
+      ConversationErasure1766300000000,
     ],
   } as DataSourceOptions;
 }

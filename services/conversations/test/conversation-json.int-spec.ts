@@ -66,7 +66,7 @@ describe('conversations as Postgres writes their JSON', () => {
           }),
         );
       }
-      if (status) await call(ConversationRpc.changeStatus.pattern, { conversationId: created.id, status });
+      if (status) await call(ConversationRpc.update.pattern, { conversationId: created.id, status });
       // Serialized from the row by the reply's schema: the same status again changes nothing.
       const current = await call<ConversationView>(ConversationRpc.update.pattern, {
         conversationId: created.id,

@@ -3,7 +3,7 @@ import { CLOUDEVENTS_SOURCE, CloudEvent } from '@app/contracts';
 import { ApiClient, eventually, EventTap, TappedEvent, TestAccount, TestStack } from '@app/testing';
 
 /**
- * Domain events (DESIGN.md, "Events"): every state change made through the public API leaves as
+ * Domain events (docs/events.md): every state change made through the public API leaves as
  * exactly one CloudEvents 1.0 message on `conversations.events`, routed by its English type,
  * persistent, after the change committed, in commit order per conversation; nothing else emits.
  *
@@ -59,7 +59,7 @@ describe('domain events on conversations.events', () => {
     expect(time).toBeLessThanOrEqual(Date.now() + 1000);
     expect(event.subject).toBe(conversationId);
     expect(event.accountid).toBe(account.accountId);
-    expect(Number.isInteger(event.sequence) && event.sequence! >= 1).toBe(true);
+    expect(Number.isInteger(event.sequence) && event.sequence >= 1).toBe(true);
     expect(event.datacontenttype).toBe('application/json');
     expect(tapped.routingKey).toBe(type);
     expect(tapped.persistent).toBe(true);
@@ -418,6 +418,7 @@ describe('domain events on conversations.events', () => {
         subject: conversationId,
         datacontenttype: 'application/json',
         accountid: accountId,
+        sequence: 1,
         data: {
           conversation_id: conversationId,
           lead: { id: randomUUID(), conversation_id: conversationId },

@@ -3,6 +3,7 @@ import {
   DependencyProxies,
   eventually,
   expectLive,
+  PACKAGE_VERSION,
   expectNotReady,
   expectReady,
   PrometheusText,
@@ -63,6 +64,7 @@ describe('conversations service health and metrics', () => {
 
   it('/health/live and /health/ready answer 200 with Postgres and RabbitMQ up; nothing else is served', async () => {
     await expectLive(ops);
+    expect((await scrape()).value('cms_build_info', { version: PACKAGE_VERSION })).toBe(1);
     const body = await expectReady(ops, CHECKS);
     expect(Object.keys(body.details).sort()).toEqual(CHECKS);
     expect((await fetch(`${ops}/v1/conversations`)).status).toBe(404);

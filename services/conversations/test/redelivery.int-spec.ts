@@ -11,7 +11,7 @@ import { eventually, expectQueueState, RpcProbeReply, rpcRequest, useRpcProbeSta
 
 /**
  * The conversations service's RPC queue, driven directly with amqplib as any publisher could
- * (DESIGN.md, Pitfalls): commands are applied once per commandId however often they arrive,
+ * (docs/architecture.md, "Applied once"): commands are applied once per commandId however often they arrive,
  * redelivered or concurrently; poison messages are dead-lettered instead of looping or blocking;
  * unknown patterns and bad payloads get error replies and are acknowledged.
  */
@@ -144,11 +144,11 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
 
   it('a status change replayed after later changes is not applied again: the stored reply comes back', async () => {
     const conversationId = await createConversation();
-    const close = request(ConversationRpc.changeStatus.pattern, { conversationId, status: 'closed' });
+    const close = request(ConversationRpc.update.pattern, { conversationId, status: 'closed' });
     const first = await probed.probe.call(close);
     expect(first.body).toMatchObject({ ok: true, data: { status: 'closed' } });
     const reopen = await probed.probe.call(
-      request(ConversationRpc.changeStatus.pattern, { conversationId, status: 'active' }),
+      request(ConversationRpc.update.pattern, { conversationId, status: 'active' }),
     );
     expect(reopen.body).toMatchObject({ ok: true, data: { status: 'active' } });
 
@@ -163,6 +163,34 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       'conversation.started',
       'conversation.closed',
       'conversation.reopened',
+    ]);
+  });
+
+  it('an update (subject and tag edits) repeated after a later update is not applied again: the stored reply comes back', async () => {
+    const conversationId = await createConversation();
+    const edit = request(ConversationRpc.update.pattern, {
+      conversationId,
+      subject: 'first',
+      add_tags: ['vip'],
+    });
+    const first = await probed.probe.call(edit);
+    expect(first.body).toMatchObject({ ok: true, data: { subject: 'first', tags: ['vip'] } });
+    const later = await probed.probe.call(
+      request(ConversationRpc.update.pattern, { conversationId, subject: 'later', remove_tags: ['vip'] }),
+    );
+    expect(later.body).toMatchObject({ ok: true, data: { subject: 'later', tags: [] } });
+
+    const repeated = await probed.probe.call({ ...edit, requestId: `req-${randomUUID()}` });
+    expect(repeated.body).toEqual(first.body);
+    const [row] = await probed.stack.query(
+      `SELECT subject, tags FROM conversations.conversations WHERE id = $1`,
+      [conversationId],
+    );
+    expect(row).toEqual({ subject: 'later', tags: [] });
+    expect((await outboxOf(conversationId)).map((r) => r.type)).toEqual([
+      'conversation.started',
+      'conversation.updated',
+      'conversation.updated',
     ]);
   });
 
@@ -356,7 +384,7 @@ describe('conversations.rpc: redelivery, duplicates and poison messages', () => 
       ],
       [
         'a non-canonical status',
-        ConversationRpc.changeStatus.pattern,
+        ConversationRpc.update.pattern,
         () => ({ conversationId, status: 'aktif' }),
         ['status'],
       ],

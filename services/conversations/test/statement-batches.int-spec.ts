@@ -138,7 +138,7 @@ describe('commands and reads sharing statements', () => {
   it('a closed or another account’s conversation in a shared statement gets its own error; the others are written', async () => {
     const closed = await createConversation();
     const closing = await probed.probe.call(
-      request(ConversationRpc.changeStatus.pattern, { conversationId: closed, status: 'closed' }),
+      request(ConversationRpc.update.pattern, { conversationId: closed, status: 'closed' }),
     );
     expect(closing.body.ok).toBe(true);
     const foreign = await createConversation(randomUUID());

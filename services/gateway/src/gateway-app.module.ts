@@ -2,10 +2,10 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from '@app/config';
-import { AccountsModule } from './accounts/accounts.module';
 import { AnalyticsModule } from './analytics/analytics.module';
+import { AuthModule } from './auth/auth.module';
 import { ConversationsModule } from './conversations/conversations.module';
-import { GatewayCoreModule } from './core/gateway-core.module';
+import { GatewayCoreModule } from './gateway-core.module';
 import { EventsModule } from './events/events.module';
 import { RpcModule } from './core/rpc.module';
 import { HealthModule } from './health/health.module';
@@ -25,7 +25,7 @@ export class GatewayAppModule {
       imports: [
         GatewayCoreModule.forRoot(config, logger, registry),
         RpcModule,
-        AccountsModule,
+        AuthModule,
         RateLimitModule,
         IdempotencyModule,
         ConversationsModule,

@@ -8,6 +8,7 @@ import { DatabaseSettings, prepareDatabase } from '@app/database';
 import { declareQueues, RpcClient, rpcQueueDeclarations, rpcQueueType } from '@app/messaging';
 import { createMetricsRegistry, PinoNestLogger } from '@app/observability';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { StreamTokens } from './auth/stream-tokens';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { registerRequestDeadline } from './deadline/request-deadline';
@@ -20,6 +21,7 @@ import { DrainState, registerConnectionDrain } from './http/connection-drain';
 import { registerHttpMetrics } from './http/http-metrics';
 import { registerJsonBodies } from './http/json-body';
 import { ProblemFilter } from './http/problem.filter';
+import { registerRequestFraming, SERVER_OPTIONS } from './http/request-framing';
 import { registerRequestIdHeader, requestIdFor } from './http/request-id';
 import { registerRequestLog, withRequestLine } from './http/request-logging';
 import { registerCors } from './http/cors';
@@ -61,6 +63,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const http = Fastify({
     rewriteUrl: originForm,
     clientErrorHandler: clientErrorHandler(logger),
+    http: SERVER_OPTIONS,
     frameworkErrors: withRequestLine(
       logger,
       undecodableUrl(() => admission),
@@ -100,10 +103,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   );
   const apiKeys = app.get(ApiKeyAuthenticator);
-  admission = apiAdmission(apiKeys, app.get(RateLimits));
+  admission = apiAdmission(
+    apiKeys,
+    app.get(RateLimits),
+    app.get(StreamTokens),
+    shedder,
+    config.REDIS_TIMEOUT_MS,
+  );
   const fastify = app.getHttpAdapter().getInstance();
   registerRequestDeadline(fastify, config.RPC_TIMEOUT_MS);
   registerRequestIdHeader(fastify);
+  registerRequestFraming(fastify, logger);
   registerCors(fastify, config.CORS_ORIGINS);
   registerRequestLog(fastify, logger);
   registerHttpMetrics(fastify, registry);

@@ -1,3 +1,4 @@
+import './tracing';
 import 'reflect-metadata';
 import { gatewaySchema, loadConfig } from '@app/config';
 import { HOW_TO_START, runService } from '@app/runtime';

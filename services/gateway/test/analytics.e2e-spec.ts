@@ -21,6 +21,8 @@ interface FixtureConversation {
   leads?: string[];
   /** Status changes in order, each with its time (closed_at for a close). */
   changes?: Array<[Status, string]>;
+  /** Set by seed: the id it was written under. */
+  id?: string;
 }
 
 /** The fixture's conversations and their status counters, as the service itself would write them. */
@@ -31,6 +33,7 @@ async function seed(
 ): Promise<void> {
   for (const conversation of conversations) {
     const id = randomUUID();
+    conversation.id = id;
     await stack.query(
       `INSERT INTO conversations.conversations (id, account_id, status, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $4)`,
@@ -733,6 +736,31 @@ describe('analytics', () => {
       );
       expect(left[0].n).toBe(0);
       await check();
+
+      // Deleted conversations leave the figures exactly, in live and folded slots alike.
+      await generate(10);
+      const deleted = conversations.filter(() => random() < 0.3);
+      for (const conversation of deleted) {
+        const res = await api.request('DELETE', `/v1/conversations/${conversation.id}`);
+        expect(res.status).toBe(204);
+        conversations.splice(conversations.indexOf(conversation), 1);
+      }
+      expect(deleted.length).toBeGreaterThan(5);
+      await check();
+      await compact();
+      await check();
+      const [{ rollups }] = await stack.query(
+        `SELECT json_object_agg(status, count) AS rollups FROM conversations.status_counts WHERE account_id = $1`,
+        [accountId],
+      );
+      const [{ rows }] = await stack.query(
+        `SELECT json_object_agg(status, n) AS rows FROM (SELECT status, count(*)::int AS n
+           FROM conversations.conversations WHERE account_id = $1 GROUP BY status) c`,
+        [accountId],
+      );
+      // The per-status counters behind `by_status` and the list totals agree with the rows left.
+      const counted = Object.entries(rollups as Record<string, number>).filter(([, n]) => Number(n) > 0);
+      expect(Object.fromEntries(counted.map(([status, n]) => [status, Number(n)]))).toEqual(rows);
     });
   });
 });

@@ -1,11 +1,12 @@
 import { Browser, chromium, Locator, Page } from 'playwright-core';
-import { createAccountWithCli, TestStack } from '@app/testing';
+import { createAccountWithCli, requireExecutable, TestStack } from '@app/testing';
 
 /**
  * The API reference at /docs in a real browser (Debian's Chromium, driven by playwright-core), as
- * a new user tries it (issue 16): authorize with an API key, then "Try it out" on the list with
+ * a new user tries it: authorize with an API key, then "Try it out" on the list with
  * changed parameters, a create, a get of what it created and a Polish operation, each answered
- * 2xx with the data shown. `.ci/run` installs Chromium; CHROMIUM_PATH points elsewhere.
+ * 2xx with the data shown. It needs Chromium at /usr/bin/chromium (README.md, "Prerequisites"), or
+ * CHROMIUM_PATH naming a Chromium or Chrome binary.
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -17,6 +18,11 @@ describe('/docs in a browser: Try it out', () => {
   let transferredBytes = 0;
 
   beforeAll(async () => {
+    requireExecutable(
+      CHROMIUM,
+      'The browser test of /docs',
+      'install it with `sudo apt-get install chromium`, or set CHROMIUM_PATH to a Chromium or Chrome binary',
+    );
     stack = await TestStack.start();
     const { apiKey } = await createAccountWithCli('api reference');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });

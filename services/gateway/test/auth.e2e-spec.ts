@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { ApiResponse, eventually, TestAccount, TestStack } from '@app/testing';
+import { ApiResponse, eventually, PACKAGE_VERSION, TestAccount, TestStack } from '@app/testing';
 
 /**
- * API-key authentication (DESIGN.md, HTTP behaviour): every /v1 request needs
+ * API-key authentication (docs/api-conventions.md): every /v1 request needs
  * `Authorization: Bearer <key>`; anything else is a 401 problem with `WWW-Authenticate: Bearer`,
  * decided before the body is looked at (401 comes before 415, 413 and 400).
  */
@@ -213,7 +213,7 @@ describe('API-key authentication', () => {
       const headers = authorization ? { authorization } : undefined;
       const live = await stack.api().get('/health/live', { apiKey: null, headers });
       expect(live.status).toBe(200);
-      expect(live.body).toEqual({ status: 'ok' });
+      expect(live.body).toEqual({ status: 'ok', version: PACKAGE_VERSION });
       expect(live.headers.get('www-authenticate')).toBeNull();
 
       const ready = await stack.api().get('/health/ready', { apiKey: null, headers });

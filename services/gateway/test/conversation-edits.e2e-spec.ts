@@ -1,7 +1,7 @@
 import { EventTap, eventually, expectProblem, newConversation, TestAccount, TestStack } from '@app/testing';
 
 /**
- * Editing a conversation (issue 14, item 3; DESIGN.md "Integrator API"): PATCH also takes
+ * Editing a conversation (docs/conversations.md): PATCH also takes
  * `subject`, `visitor` (replaced whole) and `metadata` (merged, a null removes a key), emitting
  * `conversation.updated` naming what changed; `GET .../lead` answers the captured lead.
  */
@@ -61,7 +61,12 @@ describe('editing a conversation and reading its lead', () => {
     expect((await owner.api.get(path)).body).toMatchObject(response.body);
 
     const [event] = await eventsOf(id, 1);
-    expect(event.data).toEqual({ conversation: response.body, changed: ['subject', 'visitor', 'metadata'] });
+    expect(event.data).toEqual({
+      conversation: response.body,
+      changed: ['subject', 'visitor', 'metadata'],
+      tags_added: [],
+      tags_removed: [],
+    });
   });
 
   it('a PATCH with the stored values changes nothing and emits nothing; null clears subject and visitor', async () => {

@@ -3,7 +3,7 @@ import { gatewaySchema, loadConfig } from '@app/config';
 import { TestStack } from '@app/testing';
 
 /**
- * CORS (DESIGN.md, "Integrator API"): browsers on the origins in CORS_ORIGINS may call the API; a
+ * CORS (docs/api-conventions.md): browsers on the origins in CORS_ORIGINS may call the API; a
  * preflight needs no key; the headers a page needs to read are exposed; bodies that depend on
  * Accept-Language (and Origin) say so in Vary. Any other origin gets no CORS headers at all.
  */

@@ -1,20 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
 import {
+  capturedLogger,
   eventually,
   expectProblem,
   rabbitmqctl,
+  PrometheusText,
   rabbitmqList,
+  runCliCommand,
   ServiceProcess,
   TestAccount,
   TestStack,
 } from '@app/testing';
 import { startGateway, type RunningGateway } from '../src/gateway-service';
+import { SLOT_TTL_MS } from '../src/events/stream-slots';
 import { createLogger } from '@app/observability';
 import { SseClient, type StreamedEvent } from './support/sse-client';
 
 /**
- * The events API and the live stream (issue 14, items 4-6; DESIGN.md "Integrator API"): every
+ * The events API and the live stream (docs/events.md): every
  * event of the account newest first with filters and cursors, one by id, and
  * `GET /v1/events/stream` through a real EventSource client: dialect names, tenant isolation,
  * resume with Last-Event-ID in the middle of a burst (no gap, no duplicate), heartbeats, the
@@ -162,10 +166,52 @@ describe('events API and stream', () => {
       );
     });
 
+    it('seals its cursor: opaque, counting nothing, and a 400 in another account, changed, or from 1.0.0', async () => {
+      const page = await account.api.get('/v1/events?limit=2');
+      const cursor: string = page.body.pagination.next;
+      const [, last] = page.body.data as EventBody[];
+      const shown = Buffer.from(cursor, 'base64url').toString('latin1');
+      expect(shown).not.toContain(last.created_at.slice(0, 10));
+      expect(shown).not.toMatch(/^e1\./);
+      expect(cursor).not.toBe((await account.api.get('/v1/events?limit=2')).body.pagination.next);
+      const next = await account.api.get(`/v1/events?limit=2&after=${cursor}`);
+      expect(next.status).toBe(200);
+
+      const refusal = async (api: typeof account.api, after: string) => {
+        const response = await api.get(`/v1/events?limit=2&after=${encodeURIComponent(after)}`);
+        return { status: response.status, errors: response.body.errors };
+      };
+      const foreign = {
+        status: 400,
+        errors: [
+          { field: 'after', message: 'must be a pagination.next cursor of this endpoint, for this account' },
+        ],
+      };
+      expect(await refusal(other.api, cursor)).toEqual(foreign);
+      const bytes = Buffer.from(cursor, 'base64url');
+      for (const at of [0, 5, bytes.length - 1]) {
+        const tampered = Buffer.from(bytes);
+        tampered[at] ^= 0x01;
+        expect(await refusal(account.api, tampered.toString('base64url'))).toEqual(foreign);
+      }
+      // What 1.0.0 handed out: the time and the outbox id of the last event, in plain base64url.
+      const unsealed = Buffer.from(`e1.${last.created_at}.1`).toString('base64url');
+      expect(await refusal(account.api, unsealed)).toEqual({
+        status: 400,
+        errors: [
+          {
+            field: 'after',
+            message:
+              'is a cursor of an earlier version of the API, no longer accepted; read again from the first page',
+          },
+        ],
+      });
+    });
+
     it('refuses unknown parameters, unknown types, bad cursors and bad times with a 400 naming them', async () => {
       for (const [query, field] of [
         ['colour=blue', 'colour'],
-        ['type=conversation.deleted', 'type'],
+        ['type=conversation.removed', 'type'],
         ['after=bm9wZQ', 'after'],
         ['created_after=yesterday', 'created_after'],
         ['limit=101', 'limit'],
@@ -349,6 +395,66 @@ describe('events API and stream', () => {
       expect(perStreamKb).toBeLessThan(200);
     });
 
+    it("a revoked key's streams end on both gateways at once; a plan change ends the account's", async () => {
+      const { accountId, apiKey: revokedKey, keyId } = await stack.createAccount();
+      const { apiKey: otherKey } = await stack.accountsRepository().createKey(accountId);
+      const [revokedA, revokedB, keptA, keptB] = await Promise.all([
+        stream(stack.url, revokedKey).open(),
+        stream(gatewayB.url, revokedKey).open(),
+        stream(stack.url, otherKey).open(),
+        stream(gatewayB.url, otherKey).open(),
+      ]);
+      // Ended when the CLI's announcement arrives, not when the key caches expire.
+      const cacheTtlMs = stack.gatewayConfig().AUTH_CACHE_TTL_MS;
+      await runCliCommand('keys:revoke', '--key-id', keyId);
+      await eventually(() => revokedA.closedByServer && revokedB.closedByServer, cacheTtlMs);
+      for (const url of [stack.url, gatewayB.url]) {
+        const again = await fetch(`${url}/v1/events/stream`, {
+          headers: { authorization: `Bearer ${revokedKey}` },
+        });
+        expect(again.status).toBe(401);
+      }
+      // The account's other key streams on, and is told of new events.
+      const { body } = await stack.api(otherKey).post('/v1/conversations', {});
+      for (const kept of [keptA, keptB]) {
+        await eventually(() => kept.events.some((e) => e.data.conversation_id === body.id));
+        expect(kept.closedByServer).toBe(false);
+      }
+      await runCliCommand('accounts:set-plan', '--account', accountId, '--plan', 'pro');
+      await eventually(() => keptA.closedByServer && keptB.closedByServer, cacheTtlMs);
+      await stream(gatewayB.url, otherKey).open(); // reconnects, under the new plan
+    });
+
+    it('a key change whose announcement was missed ends its streams at the next slot renewal', async () => {
+      // Changed in the database only, as when Redis was down when the CLI announced it.
+      const accounts = stack.accountsRepository();
+      const [revoked, narrowed, replanned, kept] = [
+        await stack.createAccount(),
+        await stack.createAccount(),
+        await stack.createAccount('business'),
+        await stack.createAccount(),
+      ];
+      const [revokedStream, narrowedStream, replannedStream, keptStream] = await Promise.all([
+        stream(stack.url, revoked.apiKey).open(),
+        stream(gatewayB.url, narrowed.apiKey).open(),
+        stream(stack.url, replanned.apiKey).open(),
+        stream(gatewayB.url, kept.apiKey).open(),
+      ]);
+      await accounts.revokeKey(revoked.keyId);
+      await accounts.setScopes(narrowed.keyId, ['conversations:read']);
+      await accounts.setPlan(replanned.accountId, 'pro');
+      const bound = SLOT_TTL_MS / 3 + stack.gatewayConfig().AUTH_CACHE_TTL_MS + 5_000;
+      await eventually(
+        () => revokedStream.closedByServer && narrowedStream.closedByServer && replannedStream.closedByServer,
+        bound,
+      );
+      // A key that is still good streams on, and is told of new events.
+      const { body } = await kept.api.post('/v1/conversations', {});
+      await eventually(() => keptStream.events.some((e) => e.data.conversation_id === body.id));
+      expect(keptStream.closedByServer).toBe(false);
+      await stream(stack.url, replanned.apiKey).open(); // reconnects, under the new plan
+    }, 60_000);
+
     it('allows STREAMS_PER_ACCOUNT (5) streams per account across both gateways; the next is 429 too_many_streams', async () => {
       const open = await Promise.all([
         ...[0, 1, 2].map(() => stream(stack.url, third.apiKey).open()),
@@ -372,6 +478,59 @@ describe('events API and stream', () => {
         );
       });
     });
+  });
+
+  it('every stream gets its log line (duration, events sent) and its count, whoever ends it', async () => {
+    const log = capturedLogger('info');
+    const gateway: RunningGateway = await startGateway(stack.gatewayConfig(), log.logger);
+    const route = '/v1/events/stream';
+    const metrics = async () => new PrometheusText(await (await fetch(`${gateway.url}/metrics`)).text());
+    try {
+      const before = await metrics();
+      const { accountId, apiKey, keyId } = await stack.createAccount();
+      const open = async () => {
+        const aborter = new AbortController();
+        const response = await fetch(`${gateway.url}${route}`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+          signal: aborter.signal,
+        });
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        let text = '';
+        const read = async () => {
+          while (!text.includes('\nid: ')) {
+            const chunk = await reader.read();
+            if (chunk.done) break;
+            text += Buffer.from(chunk.value).toString('utf8');
+          }
+        };
+        return { requestId: response.headers.get('x-request-id')!, read, aborter, reader };
+      };
+      const streams = [await open(), await open(), await open()];
+      await stack.api(apiKey).post('/v1/conversations', {});
+      await Promise.all(streams.map((opened) => opened.read()));
+      // Two closed by their clients, one ended by the gateway (its key revoked).
+      await streams[0].reader.cancel();
+      streams[1].aborter.abort();
+      await runCliCommand('keys:revoke', '--key-id', keyId);
+      for (const { requestId } of streams) {
+        const line = await eventually(() =>
+          log.lines.map((text) => JSON.parse(text)).find((entry) => entry.request_id === requestId),
+        );
+        expect(line).toMatchObject({
+          msg: 'request completed',
+          account_id: accountId,
+          route,
+          status: 200,
+          events_sent: 1,
+          duration_ms: expect.any(Number),
+        });
+      }
+      const labels = { method: 'GET', route, status: '200' };
+      await eventually(async () => (await metrics()).since(before, 'cms_http_requests_total', labels) === 3);
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('a gateway receives the event feed only while it has streams open, and STREAM_FEED_LINGER_MS after', async () => {

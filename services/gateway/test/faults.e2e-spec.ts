@@ -19,25 +19,24 @@ import { RunningGateway, startGateway } from '../src/gateway-service';
 import { commandIdFor } from '../src/idempotency/key-hashes';
 
 /**
- * Faults (issue 10, items 8 to 12), through TCP proxies of this file's own: the gateway reaches
+ * Faults (docs/operations.md, "Overload and time bounds"), through TCP proxies of this file's own: the gateway reaches
  * Postgres, RabbitMQ and Redis through one set, the conversations service reaches Postgres through
  * another, so each can be cut (connections dropped, new ones refused) or stalled (connections
  * open, nothing answered) for one service alone. A gateway is also killed (SIGKILL) mid-request.
  *
- * - Every request is answered within RPC_TIMEOUT_MS, whatever hangs (item 10).
- * - Every Postgres query and pool acquisition has a client-side bound (item 11).
- * - Postgres unreachable is a 503 `database_unavailable` with Retry-After, readiness 503 (item 12).
+ * - Every request is answered within RPC_TIMEOUT_MS, whatever hangs.
+ * - Every Postgres query and pool acquisition has a client-side bound.
+ * - Postgres unreachable is a 503 `database_unavailable` with Retry-After, readiness 503.
  * - An Idempotency-Key held by a request that will never finish is free again after about the RPC
- *   timeout, and a retry then gets the result of the write that was applied (item 8).
- * - A key reused with another body or path after a 504 is a 422, never another request's result
- *   (item 9).
+ *   timeout, and a retry then gets the result of the write that was applied.
+ * - A key reused with another body or path after a 504 is a 422, never another request's result.
  */
 
 const RPC_TIMEOUT_MS = 1500;
 /** Slack beyond a bound for the event loop, HTTP and rendering on a loaded 2-core machine. */
 const MARGIN_MS = 750;
 
-/** A 503 or 504 problem with the given code, carrying Retry-After (item 12). */
+/** A 503 or 504 problem with the given code, carrying Retry-After. */
 function expectUnavailable(response: ApiResponse, status: 503 | 504, code: string): void {
   expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -129,7 +128,7 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
   const serving = (api: ApiClient) =>
     eventually(async () => (await api.get('/v1/conversations')).status === 200, 20_000, 200);
 
-  describe('item 10: RPC_TIMEOUT_MS holds whatever hangs', () => {
+  describe('RPC_TIMEOUT_MS holds whatever hangs', () => {
     it('RabbitMQ stalled (the consumer-count check included): reads and writes are answered within the timeout', async () => {
       const { known } = await accounts();
       // The gateway trusts a consumer count for a second; after that it asks the broker again,
@@ -176,7 +175,7 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
     });
   });
 
-  describe('item 11: client-side bounds on every query and pool acquisition', () => {
+  describe('client-side bounds on every query and pool acquisition', () => {
     it('gateway: a stalled query fails after DATABASE_QUERY_TIMEOUT_MS and waiters for the pool after DATABASE_CONNECT_TIMEOUT_MS, long before the RPC timeout', async () => {
       const bounded = await startGateway(
         {
@@ -233,7 +232,7 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
     });
   });
 
-  describe('item 12: Postgres unreachable is a 503 database_unavailable with Retry-After', () => {
+  describe('Postgres unreachable is a 503 database_unavailable with Retry-After', () => {
     it("the gateway's Postgres cut: unseen keys and keyed writes are 503 database_unavailable, readiness 503; cached keys still read", async () => {
       const { known, unseen } = await accounts();
       await gatewayDependencies.proxies.postgres.cut();
@@ -279,7 +278,7 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
     });
   });
 
-  describe('item 8: an in-flight Idempotency-Key is freed after about the RPC timeout', () => {
+  describe('an in-flight Idempotency-Key is freed after about the RPC timeout', () => {
     it('the gateway is killed (SIGKILL) mid-request: a retry later gets the result of the write that was applied', async () => {
       const account = await stack.createAccount();
       const doomed = await ServiceProcess.start('gateway', { RPC_TIMEOUT_MS: '4000' });
@@ -366,7 +365,31 @@ describe('faults: stalled and unreachable dependencies, a killed gateway', () =>
     });
   });
 
-  describe('item 9: the command log knows which request a key belongs to', () => {
+  describe("a claim is leased from its request's arrival", () => {
+    it("a claim that reaches the gateway's Postgres after its request was answered does not hold the key", async () => {
+      const { known } = await accounts();
+      const key = randomUUID();
+      const subject = `claimed late ${key}`;
+      const send = () =>
+        known.api.post('/v1/conversations', { subject }, { headers: { 'idempotency-key': key } });
+      gatewayDependencies.proxies.postgres.stall();
+      try {
+        expectUnavailable(await send(), 504, 'upstream_timeout');
+        // Past the lease counted from arrival (RPC_TIMEOUT_MS + 1 s), within the query's bound.
+        await sleep(1_500);
+      } finally {
+        gatewayDependencies.proxies.postgres.resume();
+      }
+      // The claim statement the stall held up reaches Postgres now, unless the gateway gave its
+      // connection up at the deadline; either way the key must be free for the retry.
+      await sleep(1_000);
+      const retry = await send();
+      expect({ status: retry.status, subject: retry.body.subject }).toEqual({ status: 201, subject });
+      expect(await conversationsWithSubject(known.accountId, subject)).toEqual([retry.body.id]);
+    });
+  });
+
+  describe('the command log knows which request a key belongs to', () => {
     it('after a 504, the same key with another body or on another path is 422 idempotency_key_reused, and the first body gets its result', async () => {
       const { known } = await accounts();
       const target = await known.api.post('/v1/conversations', { subject: 'a conversation to write to' });

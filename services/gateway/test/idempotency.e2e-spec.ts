@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiClient, ApiResponse, expectProblem, newConversation, TestAccount, TestStack } from '@app/testing';
 
 /**
- * Idempotency-Key on POST (DESIGN.md, HTTP behaviour): scoped to the account; the same key, path
+ * Idempotency-Key on POST (docs/api-conventions.md): scoped to the account; the same key, path
  * and JSON body (compared after parsing) replays the first response, status and body, marked
  * `idempotent-replayed: true`, and does nothing again; another path or body is 422
  * `idempotency_key_reused`; a duplicate racing the first is 409 `idempotency_key_in_use`.

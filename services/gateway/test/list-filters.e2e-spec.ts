@@ -1,7 +1,7 @@
 import { sleep, TestAccount, TestStack } from '@app/testing';
 
 /**
- * The conversation list's filters and order (issue 14, item 2; DESIGN.md "Integrator API"):
+ * The conversation list's filters and order (docs/conversations.md):
  * created_after / created_before / updated_after (exclusive instants), visitor_email (exact, case
  * aside) and order, combined with status, paging, the `next` link and the snapshot.
  */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiClient, createAccountWithCli, eventually, ServiceProcess, WebhookReceiver } from '@app/testing';
 
 /**
- * JSON logs (issue 6, Logs) of the three services as real processes at the default level: one
+ * JSON logs (docs/operations.md, "Logs") of the three services as real processes at the default level: one
  * line per HTTP request at the gateway, the same request id in the conversations and webhooks
  * services' lines for that request, and no credential, message content or visitor contact detail
  * in any line.

@@ -1,8 +1,10 @@
 import { Client } from 'pg';
-import { TestAccount, TestStack } from '@app/testing';
+import { ApiClient, TestAccount, TestStack } from '@app/testing';
+import { createLogger } from '@app/observability';
+import { startGateway } from '../src/gateway-service';
 
 /**
- * A conversation's messages in pages (issue 14, item 1; DESIGN.md "Integrator API"): `limit`
+ * A conversation's messages in pages (docs/conversations.md): `limit`
  * (1..100, default 20), an opaque `after` cursor (`pagination.next`), oldest first or with
  * order=desc newest first; every message once, none skipped, in both path renderings.
  */
@@ -62,6 +64,28 @@ describe('messages of a conversation, paged', () => {
     );
   });
 
+  it('a cursor from one gateway replica is followed by another (the keys are in the database)', async () => {
+    const short = (await account.api.post('/v1/conversations', {})).body.id;
+    for (const content of ['one', 'two', 'three'])
+      await account.api.post(`/v1/conversations/${short}/messages`, { sender: 'visitor', content });
+    const first = await account.api.get(`/v1/conversations/${short}/messages?limit=2`);
+    const replica = await startGateway(stack.gatewayConfig(), createLogger('test', 'silent'));
+    try {
+      const rest = await new ApiClient(replica.url, account.apiKey).get(
+        `/v1/conversations/${short}/messages?limit=2&after=${encodeURIComponent(first.body.pagination.next)}`,
+      );
+      expect({
+        status: rest.status,
+        contents: rest.body.data.map((m: { content: string }) => m.content),
+      }).toEqual({
+        status: 200,
+        contents: ['three'],
+      });
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('a message sent while paging appears on a later page, none is skipped', async () => {
     const first = await account.api.get(`/v1/conversations/${id}/messages?limit=40`);
     await account.api.post(`/v1/conversations/${id}/messages`, { sender: 'agent', content: 'late' });
@@ -107,6 +131,50 @@ describe('messages of a conversation, paged', () => {
     expect(response.body.errors).toEqual([
       { field: 'after', message: 'was made for order=asc; pass the same order with it' },
     ]);
+  });
+
+  it('seals its cursor: opaque, and a 400 in another account or conversation, changed, or from 1.0.0', async () => {
+    const first = await account.api.get(`/v1/conversations/${id}/messages?limit=5`);
+    const cursor: string = first.body.pagination.next;
+    expect(Buffer.from(cursor, 'base64url').toString('latin1')).not.toMatch(/asc|m1\./);
+    expect(cursor).not.toBe(
+      (await account.api.get(`/v1/conversations/${id}/messages?limit=5`)).body.pagination.next,
+    );
+
+    const refusal = async (api: typeof account.api, conversation: string, after: string) => {
+      const response = await api.get(
+        `/v1/conversations/${conversation}/messages?after=${encodeURIComponent(after)}`,
+      );
+      return { status: response.status, errors: response.body.errors };
+    };
+    const foreign = {
+      status: 400,
+      errors: [
+        { field: 'after', message: 'must be a pagination.next cursor of this endpoint, for this account' },
+      ],
+    };
+    const mine = (await other.api.post('/v1/conversations', {})).body.id;
+    expect(await refusal(other.api, mine, cursor)).toEqual(foreign);
+    const sibling = (await account.api.post('/v1/conversations', {})).body.id;
+    await account.api.post(`/v1/conversations/${sibling}/messages`, { sender: 'visitor', content: 'x' });
+    expect(await refusal(account.api, sibling, cursor)).toEqual(foreign);
+    const bytes = Buffer.from(cursor, 'base64url');
+    for (const at of [0, 5, bytes.length - 1]) {
+      const tampered = Buffer.from(bytes);
+      tampered[at] ^= 0x01;
+      expect(await refusal(account.api, id, tampered.toString('base64url'))).toEqual(foreign);
+    }
+    // What 1.0.0 handed out: the order and the position, in plain base64url.
+    expect(await refusal(account.api, id, Buffer.from('m1.asc.4').toString('base64url'))).toEqual({
+      status: 400,
+      errors: [
+        {
+          field: 'after',
+          message:
+            'is a cursor of an earlier version of the API, no longer accepted; read again from the first page',
+        },
+      ],
+    });
   });
 
   it('a conversation longer than one read carries is a 422 naming the way to read it, never a truncated or lost reply', async () => {

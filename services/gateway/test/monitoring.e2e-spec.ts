@@ -5,6 +5,7 @@ import {
   DependencyProxies,
   eventually,
   expectLive,
+  PACKAGE_VERSION,
   expectNotReady,
   expectReadinessFollowsOutage,
   expectReady,
@@ -15,7 +16,7 @@ import {
 import { RunningGateway, startGateway } from '../src/gateway-service';
 
 /**
- * The gateway's /health/live, /health/ready and /metrics (issue 6, items 3 and 4), on its own
+ * The gateway's /health/live, /health/ready and /metrics (docs/operations.md), on its own
  * port. Its Postgres, RabbitMQ and Redis are reached through TCP proxies of this file's own, so a
  * dependency can be made unreachable for this gateway alone and brought back.
  */
@@ -50,6 +51,7 @@ describe('gateway health and metrics', () => {
 
   it('/health/live and /health/ready answer 200 with Postgres, RabbitMQ and Redis up', async () => {
     await expectLive(stack.url);
+    expect((await scrape()).value('cms_build_info', { version: PACKAGE_VERSION })).toBe(1);
     const body = await expectReady(stack.url, CHECKS);
     expect(Object.keys(body.details).sort()).toEqual([...CHECKS].sort());
   });

@@ -2,7 +2,13 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { COLLECTION_SEGMENTS, LIST_QUERY_ALIASES, MESSAGES_SEGMENTS } from '@app/dialects';
+import {
+  COLLECTION_SEGMENTS,
+  EVENT_NAMES,
+  EVENT_TYPES,
+  LIST_QUERY_ALIASES,
+  MESSAGES_SEGMENTS,
+} from '@app/dialects';
 import { ERROR_CATALOGUE } from '@app/errors';
 import { TestStack } from '@app/testing';
 
@@ -89,7 +95,7 @@ describe('OpenAPI document', () => {
     expect(yaml.status).toBe(200);
     expect(yaml.headers.get('content-type')).toBe('application/yaml; charset=utf-8');
     const text = await yaml.text();
-    expect(text).toContain('/v1/rozmowy/{id}/wiadomo%C5%9Bci:');
+    expect(text).toContain('/v1/rozmowy/{id}/wiadomości:');
     expect(text).toContain('zamknięte');
     const docs = await fetch(`${stack.url}/docs`);
     expect(docs.status).toBe(200);
@@ -103,6 +109,68 @@ describe('OpenAPI document', () => {
       weight += Number(res.headers.get('content-length'));
     }
     expect(weight).toBeLessThan(700_000);
+  });
+
+  it('keeps paths as written, describes every operation, and names its server, contact and licence', () => {
+    expect(Object.keys(raw.paths!).filter((path) => path.includes('%'))).toEqual([]);
+    expect(raw.paths).toHaveProperty(['/v1/rozmowy/{id}/wiadomości']);
+    for (const op of operations)
+      expect({ op: op.operationId, described: (op.description ?? '').length > 20 }).toEqual({
+        op: op.operationId,
+        described: true,
+      });
+    expect(raw.servers).toEqual([
+      expect.objectContaining({
+        url: '{gateway}',
+        variables: { gateway: expect.objectContaining({ default: expect.stringMatching(/^http/) }) },
+      }),
+    ]);
+    expect(raw.info.contact).toEqual(expect.objectContaining({ name: expect.any(String) }));
+    expect(raw.info.license).toEqual(expect.objectContaining({ name: expect.any(String) }));
+  });
+
+  it('puts no default in a PATCH body, so a typed client sends only what it changes', () => {
+    const defaults = (value: unknown): boolean =>
+      typeof value === 'object' &&
+      value !== null &&
+      Object.entries(value).some(([key, part]) => key === 'default' || defaults(part));
+    const patches = operations.filter((op) => op.method === 'patch');
+    expect(patches.map((op) => op.operationId).sort()).toEqual(
+      ['updateConversation', 'updateConversationPl', 'updateWebhook'].sort(),
+    );
+    for (const op of patches)
+      expect({ op: op.operationId, defaults: defaults(op.requestBody) }).toEqual({
+        op: op.operationId,
+        defaults: false,
+      });
+  });
+
+  it("types each event's data by its type: a oneOf discriminated by every spelling of the type", () => {
+    const schemas = raw.components!.schemas!;
+    const event = schemas.Event as unknown as { oneOf: Array<{ $ref: string }>; discriminator: Schema };
+    expect(event.oneOf).toHaveLength(EVENT_TYPES.length);
+    const mapping = (event.discriminator as { propertyName: string; mapping: Record<string, string> })
+      .mapping;
+    expect(event.discriminator.propertyName).toBe('type');
+    for (const type of EVENT_TYPES) {
+      for (const name of Object.values(EVENT_NAMES[type])) {
+        const branch = schemas[mapping[name].split('/').pop()!] as Schema & {
+          properties: { type: { enum: string[] }; data: Schema };
+        };
+        expect({ name, enum: branch.properties.type.enum }).toEqual({
+          name,
+          enum: expect.arrayContaining([name]),
+        });
+        expect(branch.properties.data.additionalProperties).toBe(false);
+      }
+    }
+    const updated = schemas.ConversationUpdatedEvent as { properties: { data: { required: string[] } } };
+    expect(updated.properties.data.required).toEqual(expect.arrayContaining(['conversation', 'changed']));
+    const json = (path: string) => JSON.stringify(raw.paths![path]!.get!.responses['200']);
+    expect(json('/v1/events/{id}')).toContain('"#/components/schemas/Event"');
+    expect(json('/v1/events')).toContain('"#/components/schemas/EventList"');
+    expect(JSON.stringify(schemas.EventList)).toContain('"#/components/schemas/Event"');
+    expect(json('/v1/events/stream')).toContain('"x-sse-data":{"$ref":"#/components/schemas/Event"}');
   });
 
   it('gives every problem type a page the gateway serves, and lists them all', async () => {
@@ -146,7 +214,7 @@ describe('OpenAPI document', () => {
       expect.arrayContaining(['listConversations', 'sendMessage', 'createWebhook', 'getAnalyticsSummary']),
     );
     const polish = operations.filter((op) => op.path.startsWith('/v1/rozmowy'));
-    expect(polish.length).toBe(8);
+    expect(polish.length).toBe(9);
     for (const op of polish) {
       expect(op.operationId).toMatch(/Pl$/);
       expect(op.tags).toEqual(['conversations (Polish paths)']);
@@ -158,10 +226,12 @@ describe('OpenAPI document', () => {
       expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     );
     expect(raw.components?.securitySchemes?.bearer).not.toHaveProperty('bearerFormat');
+    // The stream also takes a stream token in `?token=` (browsers' EventSource sends no header).
     for (const op of operations)
       expect({ op: op.operationId, security: op.security }).toEqual({
         op: op.operationId,
-        security: [{ bearer: [] }],
+        security:
+          op.operationId === 'streamEvents' ? [{ bearer: [] }, { streamToken: [] }] : [{ bearer: [] }],
       });
   });
 
@@ -172,7 +242,7 @@ describe('OpenAPI document', () => {
       for (const [name, spellings] of Object.entries(LIST_QUERY_ALIASES)) {
         const parameter = byName.get(name);
         if (!parameter) continue;
-        if (name !== 'status') {
+        if (name === 'limit' || name === 'offset') {
           expect(parameter.schema).toEqual(
             expect.objectContaining({ type: 'integer', minimum: expect.any(Number) }),
           );

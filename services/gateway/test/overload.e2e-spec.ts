@@ -1,13 +1,20 @@
 import autocannon from 'autocannon';
-import { ApiClient, createAccountWithCli, PrometheusText, ServiceProcess } from '@app/testing';
+import {
+  type ListLoadStack,
+  percentile,
+  PrometheusText,
+  type ServiceProcess,
+  startListLoadStack,
+} from '@app/testing';
 
 /**
- * Overload (issue 10, item 13): a real gateway and conversations service (processes) on
+ * Overload (docs/operations.md, "Overload and time bounds"): a real gateway and conversations service (processes) on
  * 127.0.0.1, driven by autocannon first at a moderate closed-loop load (its sustainable rate
  * here), then at twice and four times that rate. Past its bounds the gateway sheds load (503
  * `overloaded` with Retry-After, at once) instead of queueing: nothing is a 500, health answers
- * throughout, and the requests it admits keep their latency. API keys expire from the cache every
- * second, and each is read from Postgres once per refresh, however many requests use it.
+ * throughout. API keys expire from the cache every second, and each is read from Postgres once
+ * per refresh, however many requests use it. The admitted requests' latency goal is held by the
+ * open-loop bench (`npm run bench:overload`), never asserted here.
  *
  * Bounded: about 25 s of load. Latencies are of admitted (200) requests sent after the first
  * second of each run (while autocannon opens its connections). The figures are printed, and
@@ -34,39 +41,22 @@ interface LoadFigures {
   errors: number;
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-
 describe('overload: a real gateway at 2x and 4x its sustainable rate', () => {
-  let conversations: ServiceProcess;
+  let stack: ListLoadStack;
   let gateway: ServiceProcess;
-  const apiKeys: string[] = [];
+  let apiKeys: string[];
 
   beforeAll(async () => {
-    conversations = await ServiceProcess.start('conversations', { LOG_LEVEL: 'warn' });
-    gateway = await ServiceProcess.start('gateway', {
-      LOG_LEVEL: 'warn',
-      REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}overload:`,
-      RATE_LIMIT_BUSINESS: '1000000000',
-      AUTH_CACHE_TTL_MS: String(AUTH_CACHE_TTL_MS),
-      DATABASE_POOL_SIZE: '4',
-      // Sized as docs/operations.md says (throughput x accepted queueing): this shared 2-core machine serves
-      // some 300-900 req/s, so 64 in flight is at most ~0.2 s of queue.
-      LOAD_SHED_MAX_IN_FLIGHT: '64',
+    stack = await startListLoadStack({
+      name: 'overload',
+      accounts: KEYS,
+      // The default bounds: the in-flight limit adapts to the time requests take.
+      gatewayEnv: { AUTH_CACHE_TTL_MS: String(AUTH_CACHE_TTL_MS), DATABASE_POOL_SIZE: '4' },
     });
-    for (let i = 0; i < KEYS; i += 1) {
-      const { apiKey } = await createAccountWithCli(`overload ${i}`);
-      apiKeys.push(apiKey);
-      const api = new ApiClient(gateway.url, apiKey);
-      for (let c = 0; c < 3; c += 1)
-        expect((await api.post('/v1/conversations', { subject: `c${c}` })).status).toBe(201);
-    }
+    ({ gateway, apiKeys } = stack);
   }, 120_000);
 
-  afterAll(async () => {
-    await gateway?.stop();
-    await conversations?.stop();
-  });
+  afterAll(() => stack?.stop());
 
   /** autocannon on the list endpoint, connections spread over the keys; latency per response. */
   async function drive(options: {
@@ -135,7 +125,7 @@ describe('overload: a real gateway at 2x and 4x its sustainable rate', () => {
     return { result, health };
   }
 
-  it('at 2x and 4x: shedding engages, no 500 (nor any 5xx but 503 overloaded), health answers, admitted requests keep p99 under 1 s; each key read once per refresh', async () => {
+  it('at 2x and 4x: shedding engages, no 500 (nor any 5xx but 503 overloaded), health answers; each key read once per refresh', async () => {
     const before = await PrometheusText.scrape(gateway.url);
     const sustainable = await drive({ connections: 16, seconds: CALIBRATION_SECONDS });
     const rate = sustainable.admittedPerSecond;
@@ -157,9 +147,9 @@ describe('overload: a real gateway at 2x and 4x its sustainable rate', () => {
       );
       expect({ name, failures, errors: run.errors }).toEqual({ name, failures: [], errors: 0 });
     }
-    const shed =
-      after.since(before, 'cms_http_requests_shed_total', { reason: 'in_flight' }) +
-      after.since(before, 'cms_http_requests_shed_total', { reason: 'event_loop_delay' });
+    const shed = ['in_flight', 'event_loop_delay', 'queued', 'limiter_late']
+      .map((reason) => after.since(before, 'cms_http_requests_shed_total', { reason }))
+      .reduce((a, b) => a + b, 0);
     expect(quadruple.result.statuses[503] ?? 0).toBeGreaterThan(0);
     // Every 503 was a shed request (a few more were shed as autocannon stopped, unrecorded).
     expect(shed).toBeGreaterThanOrEqual(
@@ -167,10 +157,9 @@ describe('overload: a real gateway at 2x and 4x its sustainable rate', () => {
     );
     // (The admitted rate is printed, not checked: with the load generator on the same two cores
     // it depends on how much CPU generating 4x the load takes; see BENCHMARKS.md.)
-    for (const run of [double.result, quadruple.result]) {
-      expect(run.admitted).toBeGreaterThan(0);
-      expect(run.admittedP99Ms).toBeLessThan(1000);
-    }
+    // Latency is printed, not asserted (a shared machine): `npm run bench:overload` holds the
+    // admitted p99 to its goal with an open loop (BENCHMARKS.md, "Overload").
+    for (const run of [double.result, quadruple.result]) expect(run.admitted).toBeGreaterThan(0);
     for (const probe of [...double.health, ...quadruple.health]) expect(probe.status).toBe(200);
 
     // Coalesced, refreshed-ahead key reads: at most one per key per refresh period (3/4 TTL),

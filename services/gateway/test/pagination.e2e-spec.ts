@@ -1,7 +1,7 @@
 import { ApiClient, ApiResponse, eventually, TestStack, expectValidation } from '@app/testing';
 
 /**
- * List pagination (DESIGN.md, "HTTP behaviour" and "Dialects"): limits and offsets with their
+ * List pagination (docs/api-conventions.md, docs/dialects.md): limits and offsets with their
  * bounds, defaults and ordering, parameter spellings and their conflicts, status filters in every
  * dialect, and `pagination.next` + `snapshot` giving a stable walk through a list that others
  * are writing to at the same time.

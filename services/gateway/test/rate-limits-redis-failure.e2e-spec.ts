@@ -6,6 +6,7 @@ import {
   ApiResponse,
   eventually,
   expectProblem,
+  requireExecutable,
   ServiceProcess,
   TestAccount,
   TestStack,
@@ -13,7 +14,7 @@ import {
 } from '@app/testing';
 
 /**
- * The rate limiter when Redis fails (DESIGN.md, Rate limits: RATE_LIMIT_FAIL_MODE=open|closed,
+ * The rate limiter when Redis fails (docs/rate-limits.md: RATE_LIMIT_FAIL_MODE=open|closed,
  * logged). The run's shared Redis is never touched: two real gateway processes (fail open, fail
  * closed) use a throwaway redis-server of this file's own, which is stopped, killed and restarted
  * on the same port. Limiting resumes by itself once Redis is back, without restarting a gateway.
@@ -127,6 +128,11 @@ describe('rate limiting when Redis fails', () => {
   let closedApi: ApiClient;
 
   beforeAll(async () => {
+    requireExecutable(
+      'redis-server',
+      'The Redis failure test',
+      'install it with `sudo apt-get install redis-server`',
+    );
     redis = new ThrowawayRedis(await freePort());
     await redis.start();
     // The stack provides the conversations service (and accounts); its own gateway is not used.

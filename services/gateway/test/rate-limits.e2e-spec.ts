@@ -15,7 +15,7 @@ import {
 import { RunningGateway, startGateway } from '../src/gateway-service';
 
 /**
- * Plan rate limits (DESIGN.md, Rate limits), against the real Redis and real gateway processes:
+ * Plan rate limits (docs/rate-limits.md), against the real Redis and real gateway processes:
  * exact under concurrency across two replicas, the RateLimit/X-RateLimit headers on every
  * authenticated response, a sliding (not fixed) window that gives quota back bucket by bucket,
  * Retry-After honoured to the second, rejected requests not counted, plan changes applied on the

@@ -15,7 +15,7 @@ import {
 } from '@app/testing';
 
 /**
- * The gateway when the conversations service is not there (DESIGN.md, Pitfalls; RpcClient): no
+ * The gateway when the conversations service is not there (RpcClient): no
  * consumer on the RPC queue is a prompt 503 `service_unavailable`, a consumer that never answers
  * is a 504 `upstream_timeout` after RPC_TIMEOUT_MS, and the same gateway recovers by itself when
  * the service is back. A command the gateway gave up on is never executed afterwards.

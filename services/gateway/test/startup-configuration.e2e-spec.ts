@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 
 /**
- * A wrong configuration value stops a real service process at start-up (issue 6, Configuration):
+ * A wrong configuration value stops a real service process at start-up (docs/operations.md):
  * exit code 1 before it connects to anything, and a message on stderr naming the variable. The
  * checks of every variable's values are unit tests (libs/config); this is the process's behaviour.
  */

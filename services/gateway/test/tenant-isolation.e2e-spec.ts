@@ -1,7 +1,7 @@
 import { ApiResponse, TestAccount, TestStack } from '@app/testing';
 
 /**
- * Tenant isolation (DESIGN.md, "HTTP behaviour": another account's resource is a 404, never a
+ * Tenant isolation (docs/api-conventions.md: another account's resource is a 404, never a
  * 403): account B can neither see nor touch account A's conversations, through any path or
  * dialect, and gets exactly the answer it would get for an id that does not exist at all.
  * A's conversation is unchanged afterwards.

@@ -1,7 +1,7 @@
 import { ApiClient, ApiResponse, TestStack, expectProblem, expectValidation } from '@app/testing';
 
 /**
- * Status transitions (DESIGN.md, "HTTP behaviour", Transitions): active<->pending,
+ * Status transitions (docs/conversations.md): active<->pending,
  * active|pending -> closed (sets closed_at), closed -> active (clears it); the same status is a
  * no-op 200; anything else is 409 invalid_transition; a message into a closed conversation is 409
  * conversation_closed; create accepts active and pending only. Status values in any dialect.

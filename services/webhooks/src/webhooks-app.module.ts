@@ -7,17 +7,19 @@ import { Registry } from 'prom-client';
 import type { WebhooksConfig } from '@app/config';
 import { CommandLog } from '@app/database';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
+import { DeliveryLogRepository } from './subscriptions/delivery-log.repository';
 import { Dispatcher } from './delivery/dispatcher';
 import { TargetPolicy } from './delivery/target-policy';
 import { WebhookSender } from './delivery/webhook-sender';
 import { EventConsumer } from './fan-out/event-consumer';
-import { RetentionJob } from './retention.job';
+import { RetentionJob } from './delivery/retention.job';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository';
 import { WebhooksHandler } from './subscriptions/webhooks.handler';
 import { WebhooksService } from './subscriptions/webhooks.service';
 import { webhooksDataSourceOptions, WEBHOOKS_SCHEMA } from './data-source';
-import { WebhookMetrics } from './webhook-metrics';
-import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from './tokens';
+import { WebhookMetrics } from './delivery/webhook-metrics';
+import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from './core/tokens';
+import { SecretCipher, secretsKeyring } from './secrets/secret-cipher';
 
 @Module({})
 export class WebhooksAppModule {
@@ -40,8 +42,10 @@ export class WebhooksAppModule {
         WebhookMetrics,
         { provide: TargetPolicy, useValue: targets },
         { provide: WebhookSender, useFactory: () => new WebhookSender(targets, config.WEBHOOK_TIMEOUT_MS) },
+        { provide: SecretCipher, useFactory: () => signingSecretsCipher(config, logger) },
         SubscriptionsRepository,
         DeliveriesRepository,
+        DeliveryLogRepository,
         {
           provide: CommandLog,
           useFactory: (db: DataSource) => new CommandLog(db, WEBHOOKS_SCHEMA),
@@ -54,4 +58,14 @@ export class WebhooksAppModule {
       ],
     };
   }
+}
+
+/** The cipher of signing secrets at rest; without configured keys, the development key and a warning. */
+function signingSecretsCipher(config: WebhooksConfig, logger: Logger): SecretCipher {
+  const keyring = secretsKeyring(config.SECRETS_ENCRYPTION_KEYS);
+  if (keyring.development)
+    logger.warn(
+      'SECRETS_ENCRYPTION_KEYS is not set: webhook signing secrets are encrypted with the public development key (docs/operations.md, "Secrets at rest"); production refuses to start so',
+    );
+  return new SecretCipher(keyring.keys);
 }

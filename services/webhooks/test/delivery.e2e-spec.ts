@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { loadConfig, webhooksSchema } from '@app/config';
 import { EVENT_NAMES, PUBLIC_EVENT_TYPES } from '@app/dialects';
 import {
   eventually,
@@ -10,12 +11,18 @@ import {
 } from '@app/testing';
 
 /**
- * Delivery end to end (DESIGN.md, Events): real gateway, conversations and webhooks services,
+ * Delivery end to end (docs/webhooks.md): real gateway, conversations and webhooks services,
  * RabbitMQ and Postgres, receivers on 127.0.0.1. Retries run on the test schedule `1,1,1`
  * (four attempts in all).
  */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Each attempt's timeout here (WEBHOOK_TIMEOUT_MS; 10 s by default). */
+const ATTEMPT_TIMEOUT_MS = 5000;
+/** How much later than the sender's clock a receiver may stamp a request. */
+const STAMP_SKEW_MS = 250;
+/** In-flight attempts one endpoint may hold (its default). */
+const ENDPOINT_CONCURRENCY = loadConfig(webhooksSchema, {}).WEBHOOK_CONCURRENCY_PER_ENDPOINT;
 
 /** A port nothing listens on (a receiver that is down). */
 async function closedPort(): Promise<number> {
@@ -41,7 +48,7 @@ describe('webhook delivery', () => {
 
   beforeAll(async () => {
     // A short attempt timeout, so the hanging receiver's attempts end within the test.
-    stack = await TestStack.start({ webhooks: { WEBHOOK_TIMEOUT_MS: '2000' } });
+    stack = await TestStack.start({ webhooks: { WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS) } });
   });
   afterAll(async () => {
     await receivers.closeAll();
@@ -232,23 +239,34 @@ describe('webhook delivery', () => {
     const latencies = received.map(
       (r) => r.receivedAt - sentAt[Number(/n(\d+)/.exec(r.json.data.conversation.subject)![1])],
     );
-    expect(Math.max(...latencies)).toBeLessThan(1500);
-    // The hanging endpoint holds at most its own concurrency (8) at once.
-    expect(hanging.received.length).toBeLessThanOrEqual(8);
-    expect(hanging.received.length).toBeGreaterThan(0);
-    // Its attempts time out (2 s here, 10 s by default) and are logged as such.
+    // Had a healthy delivery queued behind a hanging attempt, it would have waited for that
+    // attempt's timeout; none did (a bound on cause, not a latency target: those are benchmarks).
+    expect(Math.max(...latencies)).toBeLessThan(ATTEMPT_TIMEOUT_MS);
+    // The hanging endpoint holds at most its own concurrency at once: until the first attempt
+    // times out, no more than WEBHOOK_CONCURRENCY_PER_ENDPOINT requests reach it. (The receiver
+    // stamps a request when its body has arrived, some ms after the sender started its clock.)
+    const firstAt = hanging.received[0].receivedAt;
+    const beforeFirstTimeout = hanging.received.filter(
+      (r) => r.receivedAt < firstAt + ATTEMPT_TIMEOUT_MS - STAMP_SKEW_MS,
+    );
+    expect(beforeFirstTimeout.length).toBeGreaterThan(0);
+    expect(beforeFirstTimeout.length).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
+    // Its attempts time out (ATTEMPT_TIMEOUT_MS) and are logged as such.
     const timedOut = await eventually(
       async () => {
         const found = (await deliveries(account, slow.id, '?limit=100')).filter((d) => d.attempt_count > 0);
         expect(found.length).toBeGreaterThan(0);
         return found[0];
       },
-      10_000,
+      ATTEMPT_TIMEOUT_MS * 3,
       200,
     );
     const detail = await attemptsOf(account, slow.id, timedOut.id);
-    expect(detail.attempts[0]).toMatchObject({ status_code: null, error: 'timed out after 2000 ms' });
-    expect(detail.attempts[0].duration_ms).toBeGreaterThanOrEqual(1900);
+    expect(detail.attempts[0]).toMatchObject({
+      status_code: null,
+      error: `timed out after ${ATTEMPT_TIMEOUT_MS} ms`,
+    });
+    expect(detail.attempts[0].duration_ms).toBeGreaterThanOrEqual(ATTEMPT_TIMEOUT_MS - 100);
     await account.api.patch(`/v1/webhooks/${slow.id}`, { status: 'disabled' });
   });
 

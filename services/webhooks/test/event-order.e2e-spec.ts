@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import {
   eventually,
   ReceivedWebhook,
@@ -8,7 +9,7 @@ import {
 } from '@app/testing';
 
 /**
- * Issue 14, items 6-7, against a real receiver: a conversation's events arrive in order (creating
+ * Event order, against a real receiver (docs/webhooks.md): a conversation's events arrive in order (creating
  * a conversation with a first message delivers conversation.started before message.received,
  * however many are created at once) with their `sequence`; the four event types added since the
  * interface are subscribable by name in every dialect, and `*` keeps meaning the four public ones.
@@ -23,7 +24,8 @@ describe('webhook event order and types', () => {
   const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
-    stack = await TestStack.start({ webhooks: true });
+    // Long enough for a receiver a test keeps hanging on purpose (see the claims test below).
+    stack = await TestStack.start({ webhooks: { WEBHOOK_TIMEOUT_MS: '30000' } });
     account = await stack.createAccount();
   });
   afterAll(async () => {
@@ -69,6 +71,72 @@ describe('webhook event order and types', () => {
         ],
       });
     }
+  });
+
+  it("holds a conversation's later events back while its earlier ones still wait to be claimed", async () => {
+    // The race an integrator met (20 conversations started with a visitor message, then an agent
+    // reply to each): the first events, fanned out while the endpoint's queue was full, waited in
+    // Postgres for a claim; the replies, fanned out once the queue had room, were claimed at once
+    // and sent first. Here the claim of the first events is held back on purpose (their rows
+    // locked, as a claim running late would leave them) so the order cannot depend on timing.
+    const owner = await stack.createAccount();
+    const target = await receivers.start();
+    target.answer((request) =>
+      request.json.data.conversation?.subject === 'filler' ? 'hang' : { status: 200 },
+    );
+    const hook = await subscribe(owner, target.url, { events: ['*', 'message.sent'] });
+    const deliveries = (where = 'true') =>
+      stack.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhooks.deliveries WHERE subscription_id = $1 AND ${where}`,
+        [hook.id],
+      );
+
+    // Fill the endpoint's queue: two rounds of its concurrency, the first round hanging.
+    const fillers = 2 * stack.webhooksConfig().WEBHOOK_CONCURRENCY_PER_ENDPOINT;
+    for (let i = 0; i < fillers; i++) await owner.api.post('/v1/conversations', { subject: 'filler' });
+    await target.waitFor(fillers / 2);
+    const started = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        owner.api.post('/v1/conversations', { message: { sender: 'visitor', content: `hello ${i}` } }),
+      ),
+    );
+    const ids = started.map((response) => response.body.id as string);
+    await eventually(async () => (await deliveries())[0].n === fillers + 2 * ids.length);
+
+    const claims = new Client({ connectionString: process.env.DATABASE_URL });
+    await claims.connect();
+    try {
+      await claims.query('BEGIN');
+      const { rowCount } = await claims.query(
+        `SELECT id FROM webhooks.deliveries WHERE subscription_id = $1 AND lease_owner IS NULL FOR UPDATE`,
+        [hook.id],
+      );
+      expect(rowCount).toBe(2 * ids.length);
+      target.answer({ status: 200 });
+      target.release();
+      await target.waitFor(fillers);
+      const replies = await Promise.all(
+        ids.map((id) =>
+          owner.api.post(`/v1/conversations/${id}/messages`, { sender: 'agent', content: 'hi' }),
+        ),
+      );
+      expect(replies.map((reply) => reply.status)).toEqual(ids.map(() => 201));
+      await eventually(async () => (await deliveries(`event_type = 'message.sent'`))[0].n === ids.length);
+      // A reply sent ahead of its conversation's first events goes out now (or never: the fix).
+      await eventually(() => target.received.length === fillers + ids.length, 2000).catch(() => undefined);
+    } finally {
+      await claims.query('COMMIT');
+      await claims.end();
+    }
+
+    await target.waitFor(fillers + 3 * ids.length, undefined, 30_000);
+    const sequences = new Map<string, number[]>();
+    for (const received of target.received) {
+      const id = conversationOf(received);
+      sequences.set(id, [...(sequences.get(id) ?? []), received.json.sequence]);
+    }
+    const outOfOrder = ids.map((id) => sequences.get(id)?.join()).filter((order) => order !== '1,2,3');
+    expect(outOfOrder).toEqual([]);
   });
 
   it('delivers the added event types to subscriptions naming them in any dialect, not to `*`', async () => {

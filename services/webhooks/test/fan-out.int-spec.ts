@@ -10,7 +10,7 @@ import { EVENT_TYPES } from '@app/dialects';
 import { eventually, rabbitmqList, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
 
 /**
- * The fan-out consumer against the real broker (DESIGN.md, Pitfalls: RabbitMQ): its own durable
+ * The fan-out consumer against the real broker: its own durable
  * queue bound to the four public types, manual acks with a bounded prefetch, redelivered events
  * creating nothing, and unparseable messages dead-lettered instead of looping.
  */
@@ -108,12 +108,23 @@ describe('fan-out from conversations.events', () => {
     expect(ids().filter((id) => id === event.id)).toHaveLength(1);
   });
 
+  it('delivers an event with fields it does not know (a later release added them): readers ignore them', async () => {
+    const event = cloudEvent('conversation.started');
+    const conversation = { ...event.data.conversation, added_later: ['a', 'b'] };
+    await publish(event.type, { ...event, addedlater: 'x', data: { conversation, added_later: { n: 1 } } });
+    const [delivered] = await receiver.waitFor(1, (r) => r.headers['webhook-id'] === event.id);
+    expect(delivered.json).toMatchObject({
+      type: 'conversation.started',
+      data: { conversation: { id: conversation.id } },
+    });
+  });
+
   it.each<[string, (accountId: string) => unknown]>([
     ['not JSON', () => Buffer.from('{"specversion": "1.0", ')],
     ['not a CloudEvent', () => ({ hello: 'world' })],
     ['without an account', () => ({ ...validShape(randomUUID()), accountid: undefined })],
     ['with an id that is not a UUID', (accountId) => ({ ...validShape(accountId), id: 'evt-1' })],
-    ['of an unknown type', (accountId) => ({ ...validShape(accountId), type: 'conversation.deleted' })],
+    ['of an unknown type', (accountId) => ({ ...validShape(accountId), type: 'conversation.removed' })],
     ['without a subject', (accountId) => ({ ...validShape(accountId), subject: undefined })],
   ])('dead-letters a message %s, and keeps consuming', async (_name, body) => {
     const before = deadLettered();

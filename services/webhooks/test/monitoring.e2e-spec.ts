@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
 import {
   DependencyProxies,
   eventually,
   expectLive,
+  PACKAGE_VERSION,
   expectReadinessFollowsOutage,
   expectReady,
   PrometheusText,
@@ -54,6 +56,7 @@ describe('webhooks service health and metrics', () => {
 
   it('/health/live and /health/ready answer 200 with Postgres and RabbitMQ up', async () => {
     await expectLive(ops);
+    expect((await scrape()).value('cms_build_info', { version: PACKAGE_VERSION })).toBe(1);
     const body = await expectReady(ops, CHECKS);
     expect(Object.keys(body.details).sort()).toEqual(CHECKS);
   });
@@ -102,6 +105,35 @@ describe('webhooks service health and metrics', () => {
       after.since(start, 'cms_rpc_server_commands_total', { pattern: 'webhooks.create', outcome: 'ok' }),
     ).toBe(4);
     expect(after.declares('process_resident_memory_bytes')).toBe(true);
+  });
+
+  it('reports pending deliveries and how long the most overdue one has waited, read from Postgres', async () => {
+    const account = await stack.createAccount();
+    const hook = await account.api.post('/v1/webhooks', { url: (await receiver(200)).url, events: ['*'] });
+    expect(hook.status).toBe(201);
+    const pending = (scraped: PrometheusText) => scraped.value('cms_webhook_deliveries_pending')!;
+    const before = await eventually(async () => {
+      const scraped = await scrape();
+      expect(scraped.value('cms_webhook_oldest_due_delivery_age_seconds')).toBe(0);
+      return scraped;
+    });
+    // Due ten minutes ago and leased far ahead by a replica that never attempts it: a stuck dispatcher.
+    const id = randomUUID();
+    await stack.query(
+      `INSERT INTO webhooks.deliveries (id, account_id, subscription_id, event_id, event_type, status, max_attempts,
+                                        next_attempt_at, lease_owner, lease_until)
+       VALUES ($1, $2, $3, $4, 'conversation.started', 'pending', 1, now() - interval '10 minutes', $5,
+               now() + interval '1 hour')`,
+      [id, account.accountId, hook.body.id, randomUUID(), randomUUID()],
+    );
+    try {
+      const stuck = await scrape();
+      expect(pending(stuck) - pending(before)).toBe(1);
+      expect(stuck.value('cms_webhook_oldest_due_delivery_age_seconds')).toBeGreaterThanOrEqual(600);
+    } finally {
+      await stack.query(`DELETE FROM webhooks.deliveries WHERE id = $1`, [id]);
+    }
+    expect((await scrape()).value('cms_webhook_oldest_due_delivery_age_seconds')).toBe(0);
   });
 
   it('counts an invalid event as dead-lettered', async () => {

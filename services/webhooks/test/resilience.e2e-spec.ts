@@ -5,7 +5,7 @@ import { CLOUDEVENTS_SOURCE, CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contract
 import { eventually, ServiceProcess, TcpProxy, TestAccount, TestStack, WebhookReceiver } from '@app/testing';
 
 /**
- * Nothing is lost (DESIGN.md, Events: at least once end to end) when the webhooks service is
+ * Nothing is lost (at least once end to end, docs/webhooks.md) when the webhooks service is
  * killed mid-delivery or RabbitMQ drops every connection, and replicas share the work without
  * sending anything twice. The webhooks service runs as real processes; the gateway and the
  * conversations service in this one. Every service reaches RabbitMQ through a TCP proxy of this

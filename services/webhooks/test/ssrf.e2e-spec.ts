@@ -2,7 +2,7 @@ import { eventually, expectValidation, TestAccount, TestStack, WebhookReceiver }
 import { ResolvedAddress, TargetPolicy } from '../src/delivery/target-policy';
 
 /**
- * SSRF (DESIGN.md, Pitfalls) with private targets NOT allowed, as in production. Name resolution
+ * SSRF (docs/webhooks.md, "Safety") with private targets NOT allowed, as in production. Name resolution
  * is a table the test controls, so DNS rebinding can be staged: a name that resolved to a public
  * address when the subscription was created points at 127.0.0.1 when the delivery goes. The
  * receiver listens on 127.0.0.1 and counts TCP connections: a refused target gets not even one.
@@ -57,6 +57,8 @@ describe('webhook targets (SSRF)', () => {
       'resolves to 127.0.0.1',
     ],
     ['an unresolvable name', 'https://nowhere.example.com/x', 'could not be resolved'],
+    ['port 0 of a public address', 'https://93.184.215.14:0/', 'port from 1 to 65535'],
+    ['port 0 of a public name, written 00', 'https://fine.example.com:00/x', 'port from 1 to 65535'],
   ])('refuses %s at create and at update', async (_name, url, reason) => {
     dns['intranet.example.com'] = ['10.1.2.3'];
     dns['mixed.example.com'] = ['93.184.216.34', '127.0.0.1'];

@@ -1,12 +1,13 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
+import { VERSION } from '../build-info';
 import { READINESS_CHECKS } from './readiness-checks';
 
 /** Seconds a load balancer or client is told to wait before asking an unready replica again. */
 const NOT_READY_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Liveness: the process answers. Readiness: every dependency check is up (200 with terminus's
+ * Liveness: the process answers (and says which release it runs). Readiness: every dependency check is up (200 with terminus's
  * body), else 503 with the same body naming what is down, and Retry-After. The 503 is written here, not thrown, so
  * that an application's own exception filter (the gateway's problem details) does not rewrite it.
  */
@@ -19,7 +20,7 @@ export class HealthController {
 
   @Get('live')
   live() {
-    return { status: 'ok' };
+    return { status: 'ok', version: VERSION };
   }
 
   @Get('ready')

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { PeriodicJob } from '@app/runtime';
-import { LOGGER } from '../tokens';
+import { LOGGER } from '../core/tokens';
 import { AnalyticsRepository } from './analytics.repository';
 
 const MINUTE = 60_000;

@@ -3,27 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AnalyticsInterval, AnalyticsMetric, AnalyticsRangeQuery } from '@app/contracts';
 import { execute } from '@app/database';
-import { ANALYTICS_SQL } from './analytics.sql';
-
-interface DurationRow {
-  count: number;
-  /** [median, p90] in milliseconds, or null without samples. */
-  p: [number, number] | null;
-}
-
-export interface SummaryRow {
-  by_status: Record<string, string> | null;
-  totals: Record<'started' | 'closed' | 'visitor' | 'agent' | 'bot' | 'system' | 'leads', number>;
-  busiest_hour: { hour: number; messages_received: number } | null;
-  first_response: DurationRow;
-  resolution: DurationRow;
-}
-
-export interface BucketRow {
-  start_ms: string;
-  offset_seconds: number;
-  count: string;
-}
+import { ANALYTICS_SQL, type BucketRow, type SummaryRow } from './analytics.sql';
 
 /** The analytics reads: one statement each, always scoped to the account. */
 @Injectable()

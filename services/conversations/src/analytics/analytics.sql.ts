@@ -1,5 +1,25 @@
 import { prepare } from '@app/database';
-import type { BucketRow, SummaryRow } from './analytics.repository';
+
+/** The rows of the two reads, as Postgres returns them. */
+interface DurationRow {
+  count: number;
+  /** [median, p90] in milliseconds, or null without samples. */
+  p: [number, number] | null;
+}
+
+export interface SummaryRow {
+  by_status: Record<string, string> | null;
+  totals: Record<'started' | 'closed' | 'visitor' | 'agent' | 'bot' | 'system' | 'leads', number>;
+  busiest_hour: { hour: number; messages_received: number } | null;
+  first_response: DurationRow;
+  resolution: DurationRow;
+}
+
+export interface BucketRow {
+  start_ms: string;
+  offset_seconds: number;
+  count: string;
+}
 
 /**
  * Analytics reads (docs/analytics.md). Counts come from the 15-minute rollup slots that lie
@@ -101,7 +121,8 @@ export const ANALYTICS_SQL = {
   timeZones: prepare<{ name: string }>(`SELECT name FROM pg_timezone_names`),
 
   /**
-   * Folds the writers' stripes of past slots into stripe -1 (one row per slot), a batch at a time.
+   * Folds the writers' stripes of past slots into stripe -1 (one row per slot), a batch at a time,
+   * adding them with the triggers' upsert (add_to_analytics_slots, migration 1766600000000).
    * Moving counts inside one statement keeps every read exact; the advisory lock keeps two
    * replicas from upserting the same folded rows in opposite orders.
    */
@@ -115,20 +136,11 @@ export const ANALYTICS_SQL = {
          DELETE FROM conversations.analytics_slots s USING claimed c
           WHERE (s.account_id, s.slot, s.stripe) = (c.account_id, c.slot, c.stripe) RETURNING s.*),
        folded AS (
-         INSERT INTO conversations.analytics_slots AS s
-                (account_id, slot, stripe, conversations_started, conversations_closed, messages_visitor,
-                 messages_agent, messages_bot, messages_system, leads_captured)
-         SELECT account_id, slot, -1, sum(conversations_started), sum(conversations_closed), sum(messages_visitor),
-                sum(messages_agent), sum(messages_bot), sum(messages_system), sum(leads_captured)
-           FROM moved GROUP BY account_id, slot
-         ON CONFLICT (account_id, slot, stripe) DO UPDATE SET
-           conversations_started = s.conversations_started + EXCLUDED.conversations_started,
-           conversations_closed = s.conversations_closed + EXCLUDED.conversations_closed,
-           messages_visitor = s.messages_visitor + EXCLUDED.messages_visitor,
-           messages_agent = s.messages_agent + EXCLUDED.messages_agent,
-           messages_bot = s.messages_bot + EXCLUDED.messages_bot,
-           messages_system = s.messages_system + EXCLUDED.messages_system,
-           leads_captured = s.leads_captured + EXCLUDED.leads_captured)
-     SELECT count(*)::int AS moved FROM moved`,
+         SELECT ROW(account_id, slot, -1, sum(conversations_started), sum(conversations_closed), sum(messages_visitor),
+                    sum(messages_agent), sum(messages_bot), sum(messages_system), sum(leads_captured)
+                )::conversations.analytics_slots AS counts
+           FROM moved GROUP BY account_id, slot)
+     SELECT (SELECT count(*)::int FROM moved) AS moved
+       FROM (SELECT conversations.add_to_analytics_slots(ARRAY(SELECT counts FROM folded))) added`,
   ),
 };

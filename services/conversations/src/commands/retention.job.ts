@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { ConversationsConfig } from '@app/config';
 import { CommandLog, execute, prepare } from '@app/database';
 import { PeriodicJob } from '@app/runtime';
-import { CONVERSATIONS_CONFIG, LOGGER } from '../tokens';
+import { CONVERSATIONS_CONFIG, LOGGER } from '../core/tokens';
 
 const HOUR = 60 * 60 * 1000;
 

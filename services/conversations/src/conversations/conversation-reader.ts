@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ConversationsConfig } from '@app/config';
 import type { ListConversationsQuery } from '@app/contracts';
 import { BatchedCalls } from '@app/runtime';
-import { CONVERSATIONS_CONFIG } from '../tokens';
+import { CONVERSATIONS_CONFIG } from '../core/tokens';
 import {
   type ConversationPageRows,
   type ConversationRead,

@@ -1,15 +1,18 @@
 import type { ConversationStatus } from '@app/dialects';
-import type { ConversationView, MessageSender, MessageView } from '@app/contracts';
+import type { ConversationView, MessageView, VisitorView } from '@app/contracts';
 
 /** A conversations row as the repository's SQL selects it (timestamps already ISO 8601 text). */
 export interface ConversationRow {
   id: string;
   status: ConversationStatus;
+  /** The visitor as the view has it (null without a name, email or phone): the SQL decides. */
+  visitor: VisitorView | null;
   visitor_name: string | null;
   visitor_email: string | null;
   visitor_phone: string | null;
   subject: string | null;
   metadata: Record<string, unknown>;
+  tags: string[];
   message_count: number;
   last_message_at: string | null;
   created_at: string;
@@ -19,24 +22,17 @@ export interface ConversationRow {
   event_sequence: number;
 }
 
-export interface MessageRow {
-  id: string;
-  conversation_id: string;
-  sender: MessageSender;
-  content: string;
-  created_at: string;
-}
+/** A messages row as the repository's SQL selects it: its view's fields, the view itself. */
+export type MessageRow = MessageView;
 
 export function toConversationView(row: ConversationRow): ConversationView {
-  const hasVisitor = row.visitor_name !== null || row.visitor_email !== null || row.visitor_phone !== null;
   return {
     id: row.id,
     status: row.status,
-    visitor: hasVisitor
-      ? { name: row.visitor_name, email: row.visitor_email, phone: row.visitor_phone }
-      : null,
+    visitor: row.visitor,
     subject: row.subject,
     metadata: row.metadata,
+    tags: row.tags,
     message_count: row.message_count,
     last_message_at: row.last_message_at,
     created_at: row.created_at,
@@ -44,5 +40,3 @@ export function toConversationView(row: ConversationRow): ConversationView {
     closed_at: row.closed_at,
   };
 }
-
-export const toMessageView = (row: MessageRow): MessageView => ({ ...row });

@@ -29,14 +29,14 @@ export class ConversationsHandler {
     return this.service.sendMessage(request);
   }
 
-  @HandlesRpc(ConversationRpc.changeStatus)
-  changeStatus(@Payload() request: RpcCall<typeof ConversationRpc.changeStatus>) {
-    return this.service.changeStatus(request);
-  }
-
   @HandlesRpc(ConversationRpc.update)
   update(@Payload() request: RpcCall<typeof ConversationRpc.update>) {
     return this.service.update(request);
+  }
+
+  @HandlesRpc(ConversationRpc.delete)
+  delete(@Payload() request: RpcCall<typeof ConversationRpc.delete>) {
+    return this.service.delete(request);
   }
 
   @HandlesRpc(ConversationRpc.listMessages)

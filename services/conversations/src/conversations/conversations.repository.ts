@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ConversationStatus } from '@app/dialects';
-import type { LeadView, ListConversationsQuery, MessageSender } from '@app/contracts';
+import type { LeadView, ListConversationsQuery, NewMessage } from '@app/contracts';
 import { CommandRecord, execute } from '@app/database';
 import { ConversationRow, MessageRow } from './conversation-row';
 import {
-  AppendedRow,
   ConversationJsonRow,
+  filterParameter,
   type ListFilter,
   listPagesStatement,
   SQL,
@@ -17,6 +17,8 @@ export interface ConversationPageRows {
   /** Each conversation of the page as its view's JSON. */
   json: string[];
   total: number;
+  /** Whether `total` is a lower bound (a list filtered by `q` or `tag` with many matches). */
+  bounded: boolean;
   snapshot: string;
 }
 
@@ -36,11 +38,15 @@ export interface ConversationRead {
 export interface MessageAppend {
   accountId: string;
   conversationId: string;
-  message: { id: string; sender: MessageSender; content: string };
+  message: NewMessageRow;
   /** The event's envelope without its time, sequence and data, which the statement adds. */
   event: { envelope: object; type: string; id: string };
-  command: CommandRecord;
+  /** The command to record with the message; null when its caller records it. */
+  command: CommandRecord | null;
 }
+
+/** A message to insert: what the command gives, and the id it gets. */
+export type NewMessageRow = NewMessage & { id: string };
 
 export interface NewConversationRow {
   id: string;
@@ -48,6 +54,7 @@ export interface NewConversationRow {
   visitor: { name: string | null; email: string | null; phone: string | null } | null;
   subject: string | null;
   metadata: Record<string, unknown>;
+  tags: string[];
 }
 
 /**
@@ -82,13 +89,19 @@ export class ConversationsRepository {
       column((page) => page.query.limit),
       column((page) => page.query.offset),
       column((page) => page.query.snapshot ?? null),
-      ...used.map((name) => column((page) => page.query[name])),
+      ...used.map((name) => column((page) => filterParameter(page.query[name]!))),
     ]);
-    const read = pages.map((): ConversationPageRows => ({ json: [], total: 0, snapshot: '' }));
+    const read = pages.map((): ConversationPageRows => ({
+      json: [],
+      total: 0,
+      bounded: false,
+      snapshot: '',
+    }));
     // A page's rows come in its order (each page is its own LATERAL subquery, joined in turn).
     for (const row of rows) {
       const page = read[Number(row.page) - 1];
       page.total = Number(row.total);
+      page.bounded = row.bounded;
       page.snapshot = row.snapshot;
       if (row.json !== null) page.json.push(row.json);
     }
@@ -139,42 +152,21 @@ export class ConversationsRepository {
       row.visitor?.phone ?? null,
       row.subject,
       JSON.stringify(row.metadata),
+      row.tags,
     ]);
     await this.adjustStatusCount(tx, accountId, row.status, 1);
     return inserted;
   }
 
   /**
-   * Appends a message at the end of an open conversation and updates its counters (the UPDATE
-   * locks the conversation row); undefined if it is closed or not this account's.
-   */
-  async appendMessage(
-    tx: EntityManager,
-    accountId: string,
-    conversationId: string,
-    message: { id: string; sender: MessageSender; content: string },
-  ): Promise<AppendedRow | undefined> {
-    const {
-      rows: [row],
-    } = await execute(tx, SQL.appendMessage, [
-      conversationId,
-      accountId,
-      message.id,
-      message.sender,
-      message.content,
-    ]);
-    return row;
-  }
-
-  /**
    * See SQL.appendMessages: each append's message, event and command record, all in one
-   * statement; the messages appended (none for an append whose conversation is closed or not its
-   * account's). At most one append per conversation.
+   * statement (in `tx` when given); the messages appended (none for an append whose conversation
+   * is closed or not its account's). At most one append per conversation.
    */
-  async appendMessages(appends: readonly MessageAppend[]): Promise<MessageRow[]> {
+  async appendMessages(appends: readonly MessageAppend[], tx?: EntityManager): Promise<MessageRow[]> {
     const sorted = [...appends].sort((a, b) => (a.conversationId < b.conversationId ? -1 : 1));
     const column = <T>(value: (append: MessageAppend) => T) => sorted.map(value);
-    const { rows } = await execute(this.db, SQL.appendMessages, [
+    const { rows } = await execute(tx ?? this.db, SQL.appendMessages, [
       column((a) => a.accountId),
       column((a) => a.conversationId),
       column((a) => a.message.id),
@@ -183,9 +175,9 @@ export class ConversationsRepository {
       column((a) => a.event.id),
       column((a) => a.event.type),
       column((a) => JSON.stringify(a.event.envelope)),
-      column((a) => a.command.id),
-      column((a) => a.command.pattern),
-      column((a) => a.command.payloadHash),
+      column((a) => a.command?.id ?? null),
+      column((a) => a.command?.pattern ?? null),
+      column((a) => a.command?.payloadHash ?? null),
     ]);
     return rows.map((row) => row.message);
   }
@@ -210,14 +202,14 @@ export class ConversationsRepository {
     return row;
   }
 
-  /** Sets subject, visitor and metadata (the caller holds the row's lock and passes their new values). */
+  /** Sets subject, visitor, metadata and tags (the caller holds the row's lock and passes their new values). */
   async updateDetails(
     tx: EntityManager,
     accountId: string,
     conversationId: string,
     details: Pick<
       ConversationRow,
-      'subject' | 'visitor_name' | 'visitor_email' | 'visitor_phone' | 'metadata'
+      'subject' | 'visitor_name' | 'visitor_email' | 'visitor_phone' | 'metadata' | 'tags'
     >,
   ): Promise<ConversationRow> {
     const {
@@ -230,6 +222,7 @@ export class ConversationsRepository {
       details.visitor_email,
       details.visitor_phone,
       JSON.stringify(details.metadata),
+      details.tags,
     ]);
     return row;
   }
@@ -268,6 +261,16 @@ export class ConversationsRepository {
       lead.phone,
     ]);
     return row;
+  }
+
+  /**
+   * Deletes a conversation the caller has locked (`current`), with its messages, leads and events,
+   * and takes it out of the analytics rollups and the per-status counts.
+   */
+  async erase(tx: EntityManager, accountId: string, current: ConversationRow): Promise<void> {
+    await execute(tx, SQL.uncountConversation, [current.id, accountId]);
+    await execute(tx, SQL.eraseConversation, [current.id, accountId]);
+    await this.adjustStatusCount(tx, accountId, current.status, -1);
   }
 
   private async adjustStatusCount(

@@ -1,26 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import {
   ConversationPage,
   ConversationRpc,
   ConversationView,
   ConversationWithMessagesView,
+  DeletedConversation,
   JsonText,
   LeadView,
   MessagePage,
   MessageSender,
   MessageView,
   NewMessage,
+  normalizeTags,
   RpcCall,
   SnapshotSealer,
 } from '@app/contracts';
 import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
 import { type EventCause, OutboxWriter } from '../outbox/outbox.writer';
-import { toConversationView, toMessageView } from './conversation-row';
-import { ConversationsRepository, MAX_MESSAGES_PER_READ } from './conversations.repository';
+import { toConversationView } from './conversation-row';
+import {
+  ConversationsRepository,
+  MAX_MESSAGES_PER_READ,
+  type MessageAppend,
+} from './conversations.repository';
 import { editedDetails } from './edited-details';
+import { checkTagEdits } from './tag-edits';
 import { ConversationReader } from './conversation-reader';
 import { MessageAppender } from './message-appender';
 import { transitionEvent } from './status-transitions';
@@ -58,11 +64,13 @@ export class ConversationsService {
         { field: 'snapshot', message: 'must be a pagination.snapshot token returned by an earlier page' },
       ]);
     }
-    const page = await this.reader.page(request.accountId, { ...query, snapshot });
+    const tag = query.tag && normalizeTags(query.tag);
+    const page = await this.reader.page(request.accountId, { ...query, snapshot, ...(tag && { tag }) });
     const pagination: ConversationPage['pagination'] = {
       limit: query.limit,
       offset: query.offset,
       total: page.total,
+      ...(page.bounded && { total_is_lower_bound: true }),
       snapshot: query.snapshot ?? this.sealer.seal(page.snapshot, request.accountId),
     };
     // The rows as Postgres wrote them; pagination last, as the gateway's next link expects.
@@ -98,29 +106,27 @@ export class ConversationsService {
             : null,
           subject: command.subject ?? null,
           metadata: command.metadata ?? {},
+          tags: normalizeTags(command.tags ?? []),
         });
         const started = toConversationView(row);
         await this.outbox.append(tx, request, row, 'conversation.started', { conversation: started });
         if (!command.message) return started;
-        const saved = await this.appendMessage(tx, request, row.id, command.message);
-        return saved!.conversation;
+        // The first message is appended as a send's is (its event included); create records the command.
+        const append = this.messageAppend(request, row.id, command.message);
+        await this.conversations.appendMessages([{ ...append, command: null }], tx);
+        const appended = await this.conversations.lock(tx, accountId, row.id);
+        return toConversationView(appended!);
       }),
     );
   }
 
   sendMessage(request: RpcCall<typeof ConversationRpc.sendMessage>): Promise<MessageView> {
     const { data: command, accountId } = request;
-    const event = this.outbox.envelope(request, command.conversationId, messageEventType(command.sender));
+    const append = this.messageAppend(request, command.conversationId, command);
     return this.outbox.relayOnCommit(
       this.commands.applyOnceInStatement(request, async (record) => {
-        const appended = await this.appender.append({
-          accountId,
-          conversationId: command.conversationId,
-          message: { id: randomUUID(), sender: command.sender, content: command.content },
-          event: { envelope: event, type: event.type, id: event.id },
-          command: record,
-        });
-        if (appended) return toMessageView(appended);
+        const appended = await this.appender.append({ ...append, command: record });
+        if (appended) return appended;
         // Nothing appended: the conversation is closed, or not this account's (or not there).
         const current = await this.conversations.find(accountId, command.conversationId);
         if (!current) throw notFound(command.conversationId);
@@ -132,20 +138,17 @@ export class ConversationsService {
     );
   }
 
-  /** The status-only form of update, kept for gateways of the previous release during a rolling deploy. */
-  changeStatus(request: RpcCall<typeof ConversationRpc.changeStatus>): Promise<ConversationView> {
-    return this.update(request);
-  }
-
   /**
-   * Changes the status and/or the subject, visitor and metadata, under the conversation's lock: a
-   * status move emits its transition event, a change of the other fields `conversation.updated`
-   * (naming them); values equal to the stored ones change nothing and emit nothing.
+   * Changes the status and/or the subject, visitor, metadata and tags, under the conversation's
+   * lock: a status move emits its transition event, a change of the other fields
+   * `conversation.updated` (naming them, with the tags added and removed); values equal to the
+   * stored ones change nothing and emit nothing.
    */
   update(request: RpcCall<typeof ConversationRpc.update>): Promise<ConversationView> {
     const { data: command, accountId } = request;
     return this.outbox.relayOnCommit(
       this.commands.applyOnce(request, async (tx) => {
+        checkTagEdits(command);
         let current = await this.conversations.lock(tx, accountId, command.conversationId);
         if (!current) throw notFound(command.conversationId);
         if (command.status !== undefined && command.status !== current.status) {
@@ -171,6 +174,8 @@ export class ConversationsService {
           await this.outbox.append(tx, request, current, 'conversation.updated', {
             conversation: toConversationView(current),
             changed: edit.changed,
+            tags_added: edit.tags.added,
+            tags_removed: edit.tags.removed,
           });
         }
         return toConversationView(current);
@@ -178,7 +183,33 @@ export class ConversationsService {
     );
   }
 
-  /** A page of a conversation's messages (issue 14, item 1): for conversations too long to read whole. */
+  /**
+   * Deletes a conversation and everything stored about it in this service (docs/conversations.md,
+   * "Deleting a conversation"): its messages, lead and events, its place in the analytics, and the
+   * stored replies of commands that showed it. Then one `conversation.deleted` event, carrying
+   * only the id, which the webhooks service reads to purge its own copies.
+   */
+  delete(request: RpcCall<typeof ConversationRpc.delete>): Promise<DeletedConversation> {
+    const { data: command, accountId } = request;
+    return this.outbox.relayOnCommit(
+      this.commands.applyOnce(request, async (tx) => {
+        const current = await this.conversations.lock(tx, accountId, command.conversationId);
+        if (!current) throw notFound(command.conversationId);
+        await this.conversations.erase(tx, accountId, current);
+        await this.commands.erase(tx, accountId, current);
+        await this.outbox.append(
+          tx,
+          request,
+          { id: current.id, event_sequence: current.event_sequence + 1 },
+          'conversation.deleted',
+          { id: current.id },
+        );
+        return { id: current.id };
+      }),
+    );
+  }
+
+  /** A page of a conversation's messages: for conversations too long to read whole. */
   async listMessages(request: RpcCall<typeof ConversationRpc.listMessages>): Promise<MessagePage> {
     const { conversationId, limit, order, afterPosition } = request.data;
     const after = afterPosition ?? (order === 'asc' ? -1 : MAX_POSITION);
@@ -191,7 +222,7 @@ export class ConversationsService {
       throw notFound(conversationId);
     }
     return {
-      data: page.rows.map(({ position: _position, ...message }) => toMessageView(message)),
+      data: page.rows.map(({ position: _position, ...message }) => message),
       nextAfterPosition: page.more ? page.rows[page.rows.length - 1].position : null,
     };
   }
@@ -235,27 +266,21 @@ export class ConversationsService {
   }
 
   /**
-   * Adds a message to an open conversation, with its event: visitors' messages are
-   * `message.received`, others `message.sent`. Undefined if the conversation is closed or missing.
+   * What appending a message writes besides its command's record: the message with its new id,
+   * and its event (`message.received` for a visitor's, `message.sent` for the others), whose
+   * payload the append statement completes.
    */
-  private async appendMessage(
-    tx: EntityManager,
+  private messageAppend(
     cause: EventCause,
     conversationId: string,
-    input: NewMessage,
-  ) {
-    const saved = await this.conversations.appendMessage(tx, cause.accountId, conversationId, {
-      id: randomUUID(),
-      sender: input.sender,
-      content: input.content,
-    });
-    if (!saved) return undefined;
-    const message = toMessageView(saved.message);
-    const type = messageEventType(message.sender);
-    await this.outbox.append(tx, cause, saved.conversation, type, {
-      conversation_id: conversationId,
-      message,
-    });
-    return { message, conversation: toConversationView(saved.conversation) };
+    { sender, content }: NewMessage,
+  ): Omit<MessageAppend, 'command'> {
+    const envelope = this.outbox.envelope(cause, conversationId, messageEventType(sender));
+    return {
+      accountId: cause.accountId,
+      conversationId,
+      message: { id: randomUUID(), sender, content },
+      event: { envelope, type: envelope.type, id: envelope.id },
+    };
   }
 }

@@ -1,23 +1,28 @@
 import { isDeepStrictEqual } from 'node:util';
-import { METADATA_LIMITS, type UpdateConversationCommand } from '@app/contracts';
+import { type EditedField, METADATA_LIMITS, type UpdateConversationCommand } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import type { ConversationRow } from './conversation-row';
+import { editedTags, type TagEdit } from './tag-edits';
 
 type Details = Pick<
   ConversationRow,
-  'subject' | 'visitor_name' | 'visitor_email' | 'visitor_phone' | 'metadata'
+  'subject' | 'visitor_name' | 'visitor_email' | 'visitor_phone' | 'metadata' | 'tags'
 >;
-export type EditableField = 'subject' | 'visitor' | 'metadata';
 
 /**
- * The subject, visitor and metadata a PATCH leaves (the visitor replaced whole, null clearing it;
- * metadata merged, a key set to null removed) and which of them differ from the stored ones. The
- * merged metadata must keep the metadata limits, which the request alone cannot show.
+ * The subject, visitor, metadata and tags a PATCH leaves (the visitor replaced whole, null clearing
+ * it; metadata merged, a key set to null removed; tags replaced or edited, tag-edits.ts) and which
+ * of them differ from the stored ones. The merged metadata must keep the metadata limits, and the
+ * edited tags theirs, which the request alone cannot show.
  */
 export function editedDetails(
   current: ConversationRow,
-  command: Pick<UpdateConversationCommand, EditableField>,
-): { details: Details; changed: EditableField[] } {
+  command: Pick<
+    UpdateConversationCommand,
+    'subject' | 'visitor' | 'metadata' | 'tags' | 'add_tags' | 'remove_tags'
+  >,
+): { details: Details; changed: EditedField[]; tags: Omit<TagEdit, 'tags'> } {
+  const { tags, ...tagChanges } = editedTags(current.tags, command);
   const details: Details = {
     subject: command.subject === undefined ? current.subject : command.subject,
     visitor_name: command.visitor === undefined ? current.visitor_name : (command.visitor?.name ?? null),
@@ -25,13 +30,15 @@ export function editedDetails(
     visitor_phone: command.visitor === undefined ? current.visitor_phone : (command.visitor?.phone ?? null),
     metadata:
       command.metadata === undefined ? current.metadata : mergedMetadata(current.metadata, command.metadata),
+    tags,
   };
-  const changed: EditableField[] = [];
+  const changed: EditedField[] = [];
   if (details.subject !== current.subject) changed.push('subject');
   const visitorFields = ['visitor_name', 'visitor_email', 'visitor_phone'] as const;
   if (visitorFields.some((field) => details[field] !== current[field])) changed.push('visitor');
   if (!isDeepStrictEqual(details.metadata, current.metadata)) changed.push('metadata');
-  return { details, changed };
+  if (tagChanges.added.length + tagChanges.removed.length > 0) changed.push('tags');
+  return { details, changed, tags: tagChanges };
 }
 
 function mergedMetadata(

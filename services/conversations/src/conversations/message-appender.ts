@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConversationsConfig } from '@app/config';
 import { BatchedCalls } from '@app/runtime';
-import { CONVERSATIONS_CONFIG } from '../tokens';
+import { CONVERSATIONS_CONFIG } from '../core/tokens';
 import type { MessageRow } from './conversation-row';
 import { ConversationsRepository, type MessageAppend } from './conversations.repository';
 import { StatementBatchMetrics } from './statement-batch-metrics';
@@ -10,7 +10,7 @@ import { StatementBatchMetrics } from './statement-batch-metrics';
  * Writes the messages of concurrent send-message commands in shared statements (group commit).
  * Most of a lone send's database work is fixed per statement (starting the executor over the
  * tables and indexes it writes, the analytics trigger, the commit and its flush), so a batch costs
- * Postgres a fraction of that per message (BENCHMARKS.md, issue 11).
+ * Postgres a fraction of that per message (BENCHMARKS.md, "Send's statement").
  *
  * A conversation has at most one append in flight: the next waits for the previous one's commit,
  * so a conversation's messages take positions in the order their commands arrived, and no two

@@ -26,9 +26,10 @@ export class StatementBatchMetrics {
     });
   }
 
-  /** BatchedCalls' onBatch and onSplit for `statement`. */
-  for(statement: BatchedStatement): { onBatch: (size: number) => void; onSplit: () => void } {
+  /** BatchedCalls' name (its spans'), onBatch and onSplit for `statement`. */
+  for(statement: BatchedStatement): { name: string; onBatch: (size: number) => void; onSplit: () => void } {
     return {
+      name: statement,
       onBatch: (size) => this.batchSize.observe({ statement }, size),
       onSplit: () => this.splits.inc({ statement }),
     };

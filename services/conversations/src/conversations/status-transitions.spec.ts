@@ -2,7 +2,7 @@ import { CONVERSATION_STATUSES, ConversationStatus } from '@app/dialects';
 import { DOMAIN_EVENT_TYPES } from '@app/contracts';
 import { transitionEvent } from './status-transitions';
 
-/** DESIGN.md "Transitions": every (from, to) pair and what it must do. Same status is handled before the table. */
+/** The documented transitions (docs/conversations.md): every (from, to) pair and what it must do. Same status is handled before the table. */
 const EXPECTED: Array<[ConversationStatus, ConversationStatus, string | undefined]> = [
   ['active', 'pending', 'conversation.status_changed'],
   ['pending', 'active', 'conversation.status_changed'],

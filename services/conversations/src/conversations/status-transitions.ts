@@ -2,7 +2,7 @@ import type { ConversationStatus } from '@app/dialects';
 import type { DomainEventType } from '@app/contracts';
 
 /**
- * The allowed moves (DESIGN.md, Transitions) and the event each one emits. A move to the same
+ * The allowed moves (docs/conversations.md) and the event each one emits. A move to the same
  * status is a no-op and is handled before this table is consulted.
  */
 const TRANSITIONS: Record<ConversationStatus, Partial<Record<ConversationStatus, DomainEventType>>> = {

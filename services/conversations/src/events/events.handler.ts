@@ -19,6 +19,16 @@ export class EventsHandler {
     return this.service.get(request);
   }
 
+  @HandlesRpc(EventRpc.window)
+  window(@Payload() request: RpcCall<typeof EventRpc.window>) {
+    return this.service.window(request);
+  }
+
+  @HandlesRpc(EventRpc.countWindow)
+  countWindow(@Payload() request: RpcCall<typeof EventRpc.countWindow>) {
+    return this.service.countWindow(request);
+  }
+
   @HandlesRpc(EventRpc.replay)
   replay(@Payload() request: RpcCall<typeof EventRpc.replay>) {
     return this.service.replay(request);

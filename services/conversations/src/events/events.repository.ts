@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { EventView, ListEventsQuery } from '@app/contracts';
+import type { EventView, EventWindowCountQuery, ListEventsQuery } from '@app/contracts';
 import { execute, prepare, preparedOnce } from '@app/database';
 
 /** Timestamps leave Postgres as ISO 8601 UTC with milliseconds, exactly as the API renders them. */
@@ -37,6 +37,19 @@ const SQL = {
   ),
   stillUnpublished: prepare<{ count: number }>(
     `SELECT count(*)::int AS count FROM conversations.outbox WHERE id = ANY($1::bigint[]) AND published_seq IS NULL`,
+  ),
+  /** A replay's window, oldest first, after a position (`$5`, `$6`: null for the first page). */
+  window: prepare<EventView & { outbox_id: string }>(
+    `SELECT ${EVENT_COLUMNS}, o.id AS outbox_id FROM conversations.outbox o
+      WHERE o.account_id = $1 AND o.type = ANY($2::text[])
+        AND o.created_at >= $3::timestamptz AND o.created_at < $4::timestamptz
+        AND ($5::timestamptz IS NULL OR (o.created_at, o.id) > ($5::timestamptz, $6::bigint))
+      ORDER BY o.created_at, o.id LIMIT $7::int + 1`,
+  ),
+  countWindow: prepare<{ count: number }>(
+    `SELECT count(*)::int AS count FROM conversations.outbox o
+      WHERE o.account_id = $1 AND o.type = ANY($2::text[])
+        AND o.created_at >= $3::timestamptz AND o.created_at < $4::timestamptz`,
   ),
   publishedAfter: prepare<EventView>(
     `SELECT ${EVENT_COLUMNS} FROM conversations.outbox o
@@ -84,6 +97,38 @@ export class EventsRepository {
       })),
       more: rows.length > limit,
     };
+  }
+
+  /** An oldest-first page of the events of `types` created in [since, until), after `after`. */
+  async window(
+    accountId: string,
+    { types, since, until }: EventWindowCountQuery,
+    limit: number,
+    after?: EventPosition,
+  ): Promise<{ rows: Array<EventView & { position: EventPosition }>; more: boolean }> {
+    const { rows } = await execute(this.db, SQL.window, [
+      accountId,
+      types,
+      since,
+      until,
+      after?.createdAt ?? null,
+      after?.id ?? null,
+      limit,
+    ]);
+    return {
+      rows: rows.slice(0, limit).map(({ outbox_id, ...event }) => ({
+        ...event,
+        position: { createdAt: event.created_at, id: outbox_id },
+      })),
+      more: rows.length > limit,
+    };
+  }
+
+  async countWindow(accountId: string, { types, since, until }: EventWindowCountQuery): Promise<number> {
+    const {
+      rows: [row],
+    } = await execute(this.db, SQL.countWindow, [accountId, types, since, until]);
+    return row.count;
   }
 
   async get(accountId: string, eventId: string): Promise<EventView | undefined> {

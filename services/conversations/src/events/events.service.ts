@@ -1,5 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { EventPage, EventRpc, EventView, ReplayPage, RpcCall } from '@app/contracts';
+import {
+  type CursorKind,
+  EventPage,
+  EventRpc,
+  EventView,
+  invalidCursor,
+  NOT_OURS,
+  openCursor,
+  ReplayPage,
+  RpcCall,
+  SnapshotSealer,
+} from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { EventPosition, EventsRepository } from './events.repository';
 
@@ -8,30 +19,26 @@ const SETTLE_MS = 2000;
 const SETTLE_POLL_MS = 20;
 
 /**
- * The `after` cursor of an events page: opaque to clients (base64url), it carries the creation
- * time and outbox id of the last event read. It names nothing outside the account it is used
- * with (every query is the account's), so it needs no seal.
+ * The `after` cursor of an events page (docs/api-conventions.md, "Cursors"): the creation time and
+ * outbox id of the last event read, sealed for the account and this endpoint like a list
+ * snapshot. The outbox id counts every account's events, so it is never shown; a cursor of
+ * another account, or changed in any byte, is a 400. Cursors of 1.0.0 (`e1.` in plain base64url)
+ * are refused with a message of their own.
  */
-const CURSOR = /^e1\.(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\.(\d{1,18})$/;
-
-const encodeCursor = (position: EventPosition) =>
-  Buffer.from(`e1.${position.createdAt}.${position.id}`).toString('base64url');
-
-function decodeCursor(cursor: string): EventPosition {
-  const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || Number.isNaN(Date.parse(match[1]))) {
-    throw DomainError.validation([
-      { field: 'after', message: 'must be a pagination.next cursor of this endpoint' },
-    ]);
-  }
-  return { createdAt: match[1], id: match[2] };
-}
+const EVENTS_CURSOR: CursorKind = {
+  purpose: 'events-cursor',
+  format: /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\.(\d{1,18})$/,
+  unsealedPrefix: 'e1.',
+};
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 @Injectable()
 export class EventsService {
-  constructor(private readonly events: EventsRepository) {}
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly sealer: SnapshotSealer,
+  ) {}
 
   async list(request: RpcCall<typeof EventRpc.list>): Promise<EventPage> {
     const { limit, after, ...filters } = request.data;
@@ -39,13 +46,31 @@ export class EventsService {
       request.accountId,
       filters,
       limit,
-      after === undefined ? undefined : decodeCursor(after),
+      after === undefined ? undefined : this.positionAfter(after, request.accountId),
     );
-    const last = page.rows[page.rows.length - 1];
-    return {
-      data: page.rows.map(({ position: _position, ...event }) => event),
-      next: page.more ? encodeCursor(last.position) : null,
-    };
+    return this.toPage(page, request.accountId);
+  }
+
+  /** A page of a webhook replay's window, oldest first. */
+  async window(request: RpcCall<typeof EventRpc.window>): Promise<EventPage> {
+    const { limit, after, ...window } = request.data;
+    const page = await this.events.window(
+      request.accountId,
+      window,
+      limit,
+      after === undefined ? undefined : this.positionAfter(after, request.accountId),
+    );
+    return this.toPage(page, request.accountId);
+  }
+
+  async countWindow(request: RpcCall<typeof EventRpc.countWindow>): Promise<{ count: number }> {
+    return { count: await this.events.countWindow(request.accountId, request.data) };
+  }
+
+  private positionAfter(cursor: string, accountId: string): EventPosition {
+    const [createdAt, id] = openCursor(this.sealer, EVENTS_CURSOR, cursor, accountId);
+    if (Number.isNaN(Date.parse(createdAt))) throw invalidCursor(NOT_OURS);
+    return { createdAt, id };
   }
 
   async get(request: RpcCall<typeof EventRpc.get>): Promise<EventView> {
@@ -77,6 +102,23 @@ export class EventsService {
     }
     const page = await this.events.publishedAfter(accountId, position, data.limit);
     return { data: page.rows, more: page.more };
+  }
+
+  private toPage(
+    page: { rows: Array<EventView & { position: EventPosition }>; more: boolean },
+    accountId: string,
+  ): EventPage {
+    const last = page.rows[page.rows.length - 1];
+    return {
+      data: page.rows.map(({ position: _position, ...event }) => event),
+      next: page.more
+        ? this.sealer.sealAs(
+            `${last.position.createdAt}.${last.position.id}`,
+            accountId,
+            EVENTS_CURSOR.purpose,
+          )
+        : null,
+    };
   }
 
   private async settle(accountId: string, answerBy = Date.now() + SETTLE_MS): Promise<void> {

@@ -4,10 +4,12 @@ import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { execute, prepare } from '@app/database';
 import { EventPublisher } from '@app/messaging';
+import { contextFrom, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
 import { Coalescer } from '@app/runtime';
-import { CONVERSATIONS_CONFIG, LOGGER } from '../tokens';
+import { CONVERSATIONS_CONFIG, LOGGER } from '../core/tokens';
 import { OutboxMetrics } from './outbox-metrics';
 import type { ConversationsConfig } from '@app/config';
+import { CONVERSATIONS_EVENTS_EXCHANGE } from '@app/contracts';
 
 interface OutboxRow {
   id: string;
@@ -15,6 +17,8 @@ interface OutboxRow {
   type: string;
   /** The CloudEvent's JSON as stored: published as it is, never parsed here. */
   envelope: string;
+  /** The CloudEvent's `traceparent`: the command that made the event, when it was traced. */
+  traceparent: string | null;
   created_at: Date;
 }
 
@@ -23,7 +27,8 @@ const RELAY_LOCK = 'conversations:outbox-relay';
 const SQL = {
   lock: prepare<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked'),
   batch: prepare<OutboxRow>(
-    `SELECT id, event_id, type, envelope::text AS envelope, created_at FROM conversations.outbox
+    `SELECT id, event_id, type, envelope::text AS envelope, envelope->>'traceparent' AS traceparent, created_at
+       FROM conversations.outbox
       WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
   ),
   /** Publication order, for stream resumes: positions taken in the order the rows were published. */
@@ -111,19 +116,41 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       if (!lock.rows[0].locked) return undefined;
       const { rows } = await execute(tx, SQL.batch, [this.config.OUTBOX_BATCH_SIZE]);
       if (rows.length === 0) return [];
-      await this.publisher.publishAll(
-        rows.map((row) => ({
-          id: row.event_id,
-          routingKey: row.type,
-          body: Buffer.from(row.envelope),
-          timestamp: row.created_at,
-        })),
-      );
+      await this.publishTraced(rows);
       await execute(tx, SQL.markPublished, [rows.map((row) => row.id)]);
       return rows;
     });
     if (!published) return LOCKED_ELSEWHERE;
     this.metrics.published(published.map((row) => row.type));
     return published.length;
+  }
+
+  /**
+   * Publishes with confirms, one span per event (docs/operations.md "Tracing"): a child of the
+   * command that made the event, its context in the message's headers for the consumers.
+   */
+  private async publishTraced(rows: OutboxRow[]): Promise<void> {
+    const spans = rows.map((row) =>
+      startSpan(`${CONVERSATIONS_EVENTS_EXCHANGE} publish`, {
+        kind: SpanKind.PRODUCER,
+        parent: contextFrom(row.traceparent ? { traceparent: row.traceparent } : undefined),
+        attributes: { 'messaging.system': 'rabbitmq', 'messaging.message.id': row.event_id },
+      }),
+    );
+    try {
+      await this.publisher.publishAll(
+        rows.map((row, index) => ({
+          id: row.event_id,
+          routingKey: row.type,
+          body: Buffer.from(row.envelope),
+          timestamp: row.created_at,
+          headers: traceHeaders(spans[index]),
+        })),
+      );
+      for (const span of spans) endSpan(span);
+    } catch (error) {
+      for (const span of spans) endSpan(span, error);
+      throw error;
+    }
   }
 }

@@ -9,6 +9,7 @@ import {
   type RpcCallContext,
 } from '@app/contracts';
 import { execute, prepare } from '@app/database';
+import { currentTraceparent } from '@app/observability';
 import { OutboxRelay } from './outbox.relay';
 
 /** Statements prepared once per connection (see libs/database). */
@@ -63,12 +64,16 @@ export class OutboxWriter {
     return envelope;
   }
 
-  /** A new event's envelope without its data (for statements that add the data themselves). */
+  /**
+   * A new event's envelope without its sequence and data (for statements that add them themselves).
+   * Made in the command's span, whose context it carries as `traceparent` when tracing is on.
+   */
   envelope<T extends DomainEventType>(
     { accountId, requestId }: EventCause,
     conversationId: string,
     type: T,
-  ): Omit<CloudEvent<T>, 'data'> {
+  ): Omit<CloudEvent<T>, 'sequence' | 'data'> {
+    const traceparent = currentTraceparent();
     return {
       specversion: '1.0',
       id: randomUUID(),
@@ -79,6 +84,7 @@ export class OutboxWriter {
       datacontenttype: 'application/json',
       accountid: accountId,
       ...(requestId && { requestid: requestId }),
+      ...(traceparent && { traceparent }),
     };
   }
 }

@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { Plan } from '@app/dialects';
-import { openRedis, type RedisEndpoint } from '../redis-endpoint';
+import { openRedis, type RedisEndpoint } from '../core/redis-endpoint';
 
 /** A change that must reach every gateway now rather than when its key cache expires. */
 export type AccountChange = { accountId: string; plan: Plan } | { keyId: string };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { Plan } from '@app/dialects';
 import { execute, prepare } from '@app/database';
+import { SCOPES, type Scope } from './scopes';
 import { generateApiKey } from './api-key-format';
 
 export interface AccountRecord {
@@ -15,6 +16,7 @@ export interface AccountRecord {
 export interface KeySummary {
   keyId: string;
   accountId: string;
+  scopes: Scope[];
   createdAt: string;
   revokedAt: string | null;
 }
@@ -24,6 +26,7 @@ export interface KeyRecord {
   plan: Plan;
   secretHash: Buffer;
   revoked: boolean;
+  scopes: Scope[];
 }
 
 interface AccountRow {
@@ -36,6 +39,7 @@ interface AccountRow {
 interface KeyRow {
   id: string;
   account_id: string;
+  scopes: Scope[];
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -50,14 +54,23 @@ const SQL = {
   ),
   setPlan: prepare(`UPDATE gateway.accounts SET plan = $2 WHERE id = $1`),
   accountExists: prepare<{ found: number }>(`SELECT 1 AS found FROM gateway.accounts WHERE id = $1`),
-  createKey: prepare(`INSERT INTO gateway.api_keys (id, account_id, secret_hash) VALUES ($1, $2, $3)`),
+  createKey: prepare(
+    `INSERT INTO gateway.api_keys (id, account_id, secret_hash, scopes) VALUES ($1, $2, $3, $4)`,
+  ),
   listKeys: prepare<KeyRow>(
-    `SELECT id, account_id, created_at, revoked_at FROM gateway.api_keys
+    `SELECT id, account_id, scopes, created_at, revoked_at FROM gateway.api_keys
       WHERE account_id = $1 ORDER BY created_at, id`,
   ),
   revokeKey: prepare(`UPDATE gateway.api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`),
-  findKey: prepare<{ account_id: string; plan: Plan; secret_hash: Buffer; revoked: boolean }>(
-    `SELECT k.account_id, a.plan, k.secret_hash, k.revoked_at IS NOT NULL AS revoked
+  setScopes: prepare(`UPDATE gateway.api_keys SET scopes = $2 WHERE id = $1 AND revoked_at IS NULL`),
+  findKey: prepare<{
+    account_id: string;
+    plan: Plan;
+    secret_hash: Buffer;
+    revoked: boolean;
+    scopes: Scope[];
+  }>(
+    `SELECT k.account_id, a.plan, k.secret_hash, k.revoked_at IS NOT NULL AS revoked, k.scopes
        FROM gateway.api_keys k JOIN gateway.accounts a ON a.id = k.account_id
       WHERE k.id = $1`,
   ),
@@ -96,10 +109,13 @@ export class AccountsRepository {
   }
 
   /** Creates a key and returns it in full: the only time the secret is ever seen. */
-  async createKey(accountId: string): Promise<{ keyId: string; apiKey: string }> {
+  async createKey(
+    accountId: string,
+    scopes: readonly Scope[] = SCOPES,
+  ): Promise<{ keyId: string; apiKey: string; scopes: Scope[] }> {
     const { keyId, apiKey, secretHash } = generateApiKey();
-    await execute(this.db, SQL.createKey, [keyId, accountId, secretHash]);
-    return { keyId, apiKey };
+    await execute(this.db, SQL.createKey, [keyId, accountId, secretHash, scopes]);
+    return { keyId, apiKey, scopes: [...scopes] };
   }
 
   /** The account's keys, oldest first, revoked ones included. */
@@ -108,6 +124,7 @@ export class AccountsRepository {
     return rows.map((row) => ({
       keyId: row.id,
       accountId: row.account_id,
+      scopes: row.scopes,
       createdAt: new Date(row.created_at).toISOString(),
       revokedAt: row.revoked_at && new Date(row.revoked_at).toISOString(),
     }));
@@ -119,11 +136,23 @@ export class AccountsRepository {
     return rowCount > 0;
   }
 
+  /** Replaces a key's scopes; returns false when no such (unrevoked) key exists. */
+  async setScopes(keyId: string, scopes: readonly Scope[]): Promise<boolean> {
+    const { rowCount } = await execute(this.db, SQL.setScopes, [keyId, scopes]);
+    return rowCount > 0;
+  }
+
   async findKey(keyId: string): Promise<KeyRecord | undefined> {
     const {
       rows: [row],
     } = await execute(this.db, SQL.findKey, [keyId]);
     if (!row) return undefined;
-    return { accountId: row.account_id, plan: row.plan, secretHash: row.secret_hash, revoked: row.revoked };
+    return {
+      accountId: row.account_id,
+      plan: row.plan,
+      secretHash: row.secret_hash,
+      revoked: row.revoked,
+      scopes: row.scopes,
+    };
   }
 }

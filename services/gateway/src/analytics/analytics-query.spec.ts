@@ -1,7 +1,7 @@
 import { DomainError } from '@app/errors';
 import { AnalyticsSummaryParams, AnalyticsTimeseriesParams, parseWith, TObject } from '@app/contracts';
 import { resolveQueryParameters } from '../http/query-parameters';
-import { parseInstant, summaryQuery, timeseriesQuery } from './analytics-query';
+import { instantIn, summaryQuery, timeseriesQuery } from './analytics-query';
 
 type Raw = Record<string, string | string[]>;
 /** What the analytics routes do with a query string: parameters resolved, schema checked, range made. */
@@ -24,9 +24,9 @@ function fieldErrors(parse: () => unknown): Array<{ field: string; message: stri
   throw new Error('expected a validation error');
 }
 
-describe('parseInstant', () => {
+describe('instantIn', () => {
   const iso = (text: string, zone = 'UTC') => {
-    const value = parseInstant(text, zone);
+    const value = instantIn(text, zone);
     return value === undefined ? undefined : new Date(value).toISOString();
   };
 
@@ -43,6 +43,11 @@ describe('parseInstant', () => {
     ['2026-03-01T00:00:00.000000Z', 'UTC', '2026-03-01T00:00:00.000Z'],
     ['2026-03-01T00:00:00.0001Z', 'UTC', '2026-03-01T00:00:00.001Z'],
     ['2024-02-29', 'UTC', '2024-02-29T00:00:00.000Z'],
+    ['1969-12-31', 'UTC', '1969-12-31T00:00:00.000Z'],
+    ['0001-01-01', 'UTC', '0001-01-01T00:00:00.000Z'],
+    ['0001-01-02', 'Europe/Warsaw', '0001-01-01T22:36:00.000Z'],
+    ['0099-03-01T12:00', 'UTC', '0099-03-01T12:00:00.000Z'],
+    ['9999-12-31T23:59:59.999', 'UTC', '9999-12-31T23:59:59.999Z'],
   ])('%s in %s', (text, zone, expected) => {
     expect(iso(text, zone)).toBe(expected);
   });
@@ -58,12 +63,14 @@ describe('parseInstant', () => {
     '2026-03-01T09:15:61Z',
     '2026-03-01T09:15+24:00',
     '2026-03-01T09',
-    '1969-12-31',
+    '0000-12-31',
+    '0001-01-01',
+    '9999-12-31T23:00:00-01:00',
     '1764000000',
     '2026-03-01Z',
     ' 2026-03-01',
-  ])('refuses %j', (text) => {
-    expect(iso(text)).toBeUndefined();
+  ])('refuses %j (in Europe/Warsaw)', (text) => {
+    expect(iso(text, 'Europe/Warsaw')).toBeUndefined();
   });
 });
 

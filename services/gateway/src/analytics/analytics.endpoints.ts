@@ -6,7 +6,7 @@ import {
 } from '@app/contracts';
 import type { Endpoint } from '../http/endpoint';
 
-/** Analytics (DESIGN.md, "Analytics"): exact, consistent with every write committed before the read. */
+/** Analytics (docs/analytics.md): exact, consistent with every write committed before the read. */
 export const AnalyticsEndpoints = {
   summary: {
     operationId: 'getAnalyticsSummary',

@@ -1,4 +1,4 @@
-import { DAY_MS } from '@app/contracts';
+import { DAY_MS, utcMilliseconds } from '@app/contracts';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -14,6 +14,7 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
       hour: 'numeric',
       minute: 'numeric',
       second: 'numeric',
+      era: 'short',
     });
     formatters.set(timeZone, format);
   }
@@ -35,9 +36,11 @@ export function isTimeZone(name: string): boolean {
 export function offsetAt(timeZone: string, instantMs: number): number {
   const parts = formatter(timeZone).formatToParts(new Date(instantMs));
   const part = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((p) => p.type === type)!.value);
-  const wallClock = Date.UTC(
-    part('year'),
-    part('month') - 1,
+  // Year 1 BC is ISO 8601's year 0, 2 BC its -1.
+  const year = parts.find((p) => p.type === 'era')?.value === 'BC' ? 1 - part('year') : part('year');
+  const wallClock = utcMilliseconds(
+    year,
+    part('month'),
     part('day'),
     part('hour'),
     part('minute'),

@@ -1,8 +1,9 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { compileSchema, invalidInput } from '@app/contracts';
 import { DomainError, ERROR_CATALOGUE, ErrorCode, PROBLEM_CONTENT_TYPE, toProblem } from '@app/errors';
+import { OPERATION_SCOPES } from '../accounts/scopes';
 import { type Endpoint, pathSpellings } from '../http/endpoint';
-import { DocumentSchemas, plain } from './component-schemas';
+import { COMPONENT_SCHEMAS, DocumentSchemas, DOCUMENTED_AS, plain } from './component-schemas';
 import { HEADER_COMPONENTS, responseHeaders } from './response-headers';
 import { exampleOf } from './schema-example';
 
@@ -10,14 +11,18 @@ import { exampleOf } from './schema-example';
  * The OpenAPI 3.1 document, built from the endpoints (http/endpoint.ts) and their contract
  * schemas, the same objects Fastify validates and serialises with, so document and service
  * cannot drift. Every operation appears once under its canonical English path; the conversations
- * operations also under their Polish path (interface form B), tagged apart. Mixed spellings
+ * operations also under their Polish path (form B), tagged apart. Mixed spellings
  * (`/v1/conversations/{id}/wiadomości`) are served but not listed.
  */
 
-/** Every operation can answer these, whatever it does. */
+/** Every operation can answer these, whatever it does (the HTTP framing ones before any route is known). */
 const ALWAYS: ErrorCode[] = [
   'invalid_request',
+  'request_timeout',
+  'headers_too_large',
+  'expectation_failed',
   'unauthorized',
+  'insufficient_scope',
   'rate_limited',
   'internal_error',
   'service_unavailable',
@@ -28,11 +33,11 @@ const ALWAYS: ErrorCode[] = [
 const POLISH_TAG = 'conversations (Polish paths)';
 const REQUEST_ID_EXAMPLE = '8f14e45f-ceea-467f-a0b6-3c6c9c2b7f10';
 
-const schemas = new DocumentSchemas();
+const schemas = new DocumentSchemas(COMPONENT_SCHEMAS, DOCUMENTED_AS);
 
 /** A body's schema (a reference when named) with a whole example made of its fields' examples. */
 function mediaType(schema: TSchema) {
-  return { schema: schemas.reference(schema), example: exampleOf(plain(schema)) };
+  return { schema: schemas.reference(schema), example: exampleOf(schemas.shown(schema)) };
 }
 
 export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> {
@@ -42,10 +47,10 @@ export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> 
     const polish = spellings[spellings.length - 1];
     const forms: Array<[string, string, string]> = [[endpoint.path, endpoint.operationId, endpoint.tag]];
     if (polish !== endpoint.path) forms.push([polish, `${endpoint.operationId}Pl`, POLISH_TAG]);
+    // Paths are keys as written (`/v1/rozmowy/{id}/wiadomości`): clients percent-encode them.
     for (const [path, operationId, tag] of forms) {
-      const documented = encodeURI(path).replace(/%7B/g, '{').replace(/%7D/g, '}');
-      paths[documented] = {
-        ...paths[documented],
+      paths[path] = {
+        ...paths[path],
         [endpoint.method.toLowerCase()]: operation(endpoint, path, operationId, tag),
       };
     }
@@ -60,16 +65,25 @@ export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> 
         'Parameter names and status values are accepted in English, Malay and Polish, and responses follow `Accept-Language` (en, ms, pl), else the path (`/v1/rozmowy` answers in Polish).',
         'Errors are RFC 9457 problem details with `code` and `request_id`.',
       ].join(' '),
+      contact: { name: 'API support', email: 'api-support@example.com' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/' }],
+    // Swagger UI at /docs sets the variable to the gateway it is served by.
+    servers: [
+      {
+        url: '{gateway}',
+        description: "The gateway's own URL, the variable `gateway`.",
+        variables: { gateway: { default: 'http://localhost:3000' } },
+      },
+    ],
     tags: [
       {
         name: 'conversations',
-        description: "The interface's operations (form A paths: `/v1/conversations`).",
+        description: 'The conversation operations (form A paths: `/v1/conversations`).',
       },
       {
         name: POLISH_TAG,
-        description: "The same operations under the interface's form B paths (`/v1/rozmowy`).",
+        description: 'The same operations under the form B paths (`/v1/rozmowy`).',
       },
       { name: 'analytics', description: "What happened in the account's conversations." },
       {
@@ -89,7 +103,15 @@ export function openApiDocument(endpoints: Endpoint[]): Record<string, unknown> 
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key: `cms_<key id>_<secret>` (an opaque token).',
+          description:
+            'An API key: `cms_<key id>_<secret>` (an opaque token). Each operation names the scope the key needs in its description and in `x-required-scope` (`conversations:read`, `conversations:write`, `analytics:read`, `events:read`, `webhooks:read`, `webhooks:write`); a key without it gets 403 `insufficient_scope`.',
+        },
+        streamToken: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'token',
+          description:
+            'A stream token from POST /v1/events/stream-tokens, on the event stream only (browsers: EventSource cannot send an Authorization header).',
         },
       },
       schemas: schemas.components(),
@@ -104,8 +126,12 @@ function operation(endpoint: Endpoint, path: string, operationId: string, tag: s
     operationId,
     tags: [tag],
     summary: endpoint.summary,
-    ...(endpoint.description && { description: endpoint.description }),
-    security: [{ bearer: [] }],
+    description: `${endpoint.description}\n\nScope: \`${OPERATION_SCOPES[endpoint.operationId]}\`.`,
+    // The scope the key needs. Listed as an extension, not as a role on the bearer scheme: OpenAPI
+    // linters read requirement lists as OAuth scopes, which an API key scheme cannot declare.
+    'x-required-scope': OPERATION_SCOPES[endpoint.operationId],
+    // The stream also takes a stream token.
+    security: [{ bearer: [] }, ...(endpoint.streamToken ? [{ streamToken: [] }] : [])],
     parameters: [
       ...Object.entries(endpoint.pathParams ?? {}).map(([name, description]) => ({
         name,
@@ -247,14 +273,21 @@ function validationExample(endpoint: Endpoint): DomainError {
   return invalidInput(validate.errors ?? [], root);
 }
 
-const EXAMPLE_DETAILS: Record<Exclude<ErrorCode, 'validation_failed'>, string> = {
+/**
+ * The shared examples. No operation answers `route_not_found` (a path none has) or
+ * `method_not_allowed` (a method a path does not take), so neither is among them.
+ */
+const EXAMPLE_DETAILS: Record<
+  Exclude<ErrorCode, 'validation_failed' | 'route_not_found' | 'method_not_allowed'>,
+  string
+> = {
   invalid_json: 'The request body is not valid JSON.',
   invalid_request: 'Send one Authorization header; this request has several.',
   unauthorized: 'The API key is not valid.',
+  insufficient_scope: 'This API key does not have the scope conversations:write, which this operation needs.',
   not_found: 'Conversation 0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b was not found.',
-  route_not_found: 'No endpoint GET /v1/nothing.',
-  method_not_allowed: 'PUT is not allowed here; use GET, HEAD, PATCH.',
   request_timeout: 'The request was not received completely in time.',
+  expectation_failed: 'The only expectation served is 100-continue.',
   conversation_too_large:
     'Conversation 0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b has 61250 messages, over the 50000 one read returns; read them in pages with GET /v1/conversations/0b0c8f5e-4f6a-4c39-9a53-1c2f3e4d5a6b/messages.',
   conversation_closed:
@@ -268,6 +301,8 @@ const EXAMPLE_DETAILS: Record<Exclude<ErrorCode, 'validation_failed'>, string> =
   unsupported_media_type: 'Request bodies must be JSON with Content-Type: application/json.',
   idempotency_key_reused:
     'This Idempotency-Key was used with a different path or body; use a new key for a new request.',
+  replay_too_large:
+    'The window holds 10452 events, over the 10000 one replay re-delivers; replay a shorter window.',
   rate_limited: "This account's plan allows 1000 requests per window; retry after 42 s.",
   too_many_streams: 'This account has 5 event streams open, as many as it may; close one first.',
   headers_too_large: 'The request line and headers are larger than the server accepts (16 KiB).',

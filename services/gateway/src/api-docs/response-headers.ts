@@ -40,8 +40,15 @@ const RETRY_AFTER = {
 };
 const WWW_AUTHENTICATE = {
   required: true,
-  description: 'The authentication scheme (RFC 6750).',
-  schema: { type: 'string', examples: ['Bearer realm="api", error="invalid_token"'] },
+  description:
+    'The authentication challenge (RFC 6750): `error="invalid_token"` on 401; on 403 `error="insufficient_scope"` with the `scope` the operation needs.',
+  schema: {
+    type: 'string',
+    examples: [
+      'Bearer realm="api", error="invalid_token"',
+      'Bearer error="insufficient_scope", scope="conversations:write"',
+    ],
+  },
 };
 const IDEMPOTENT_REPLAYED = {
   description: 'Present when this is the stored first response to the same `Idempotency-Key`, path and body.',
@@ -66,7 +73,7 @@ export function responseHeaders(method: string, status: number): Record<string, 
   return {
     ...ref('X-Request-Id'),
     ...(status !== 401 && ref(...(Object.keys(RATE_LIMIT) as HeaderName[]))),
-    ...(status === 401 && ref('WWW-Authenticate')),
+    ...((status === 401 || status === 403) && ref('WWW-Authenticate')),
     ...((status === 429 || status === 503 || status === 504) && ref('Retry-After')),
     ...(method === 'POST' && status < 300 && ref('Idempotent-Replayed')),
   };

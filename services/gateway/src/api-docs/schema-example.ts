@@ -14,6 +14,7 @@ const EXAMPLE_BY_FORMAT: Record<string, string> = {
 export function exampleOf(schema: Schema): unknown {
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (Array.isArray(schema.oneOf)) return exampleOf((schema.oneOf as Schema[])[0]);
   if (Array.isArray(schema.anyOf) && schema.type === undefined) {
     const branch = (schema.anyOf as Schema[]).find((option) => option.type !== 'null') ?? {};
     return exampleOf(branch);

@@ -1,7 +1,7 @@
 import { DomainError } from '@app/errors';
 import type { AccountsRepository, KeyRecord } from '../accounts/accounts.repository';
 import { generateApiKey } from '../accounts/api-key-format';
-import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { ApiKeyAuthenticator, AUTH_CACHE_STALE_IF_UNAVAILABLE_MS } from './api-key-authenticator';
 
 /** A key store whose reads the test answers when it chooses, counting them. */
 class KeyStore {
@@ -30,7 +30,13 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('ApiKeyAuthenticator under load', () => {
   const key = generateApiKey();
-  const record: KeyRecord = { accountId: 'acc-1', plan: 'pro', secretHash: key.secretHash, revoked: false };
+  const record: KeyRecord = {
+    accountId: 'acc-1',
+    plan: 'pro',
+    secretHash: key.secretHash,
+    revoked: false,
+    scopes: ['events:read'],
+  };
   let store: KeyStore;
   let now: number;
 
@@ -103,6 +109,21 @@ describe('ApiKeyAuthenticator under load', () => {
     await expect(after).rejects.toMatchObject({ code: 'unauthorized' });
   });
 
+  it("a key's new scopes (forget) apply to the next request, cached until then", async () => {
+    const auth = new ApiKeyAuthenticator(store.repository(), 5000);
+    const first = auth.authenticate(`Bearer ${key.apiKey}`);
+    await flush();
+    store.answerAll();
+    expect((await first).scopes).toEqual(['events:read']);
+    store.records.set(key.keyId, { ...record, scopes: ['events:read', 'webhooks:read'] });
+    expect((await auth.authenticate(`Bearer ${key.apiKey}`)).scopes).toEqual(['events:read']);
+    auth.forget({ keyId: key.keyId });
+    const after = auth.authenticate(`Bearer ${key.apiKey}`);
+    await flush();
+    store.answerAll();
+    expect((await after).scopes).toEqual(['events:read', 'webhooks:read']);
+  });
+
   it('Postgres unreachable is database_unavailable (503), not an authentication failure', async () => {
     const auth = new ApiKeyAuthenticator(store.repository(), 5000);
     store.failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
@@ -115,5 +136,41 @@ describe('ApiKeyAuthenticator under load', () => {
       code: 'database_unavailable',
       status: 503,
     });
+  });
+
+  it('while Postgres is unreachable, a key read recently still authenticates past its expiry, for a bounded time', async () => {
+    const auth = new ApiKeyAuthenticator(store.repository(), 5000);
+    const first = auth.authenticate(`Bearer ${key.apiKey}`);
+    await flush();
+    store.answerAll();
+    await first;
+    store.failure = Object.assign(new Error('Connection terminated unexpectedly'), {});
+
+    now += 5000 + AUTH_CACHE_STALE_IF_UNAVAILABLE_MS - 1;
+    const stale = auth.authenticate(`Bearer ${key.apiKey}`);
+    await flush();
+    store.answerAll();
+    expect((await stale).accountId).toBe('acc-1');
+
+    now += 2;
+    const tooOld = auth.authenticate(`Bearer ${key.apiKey}`);
+    await flush();
+    store.answerAll();
+    await expect(tooOld).rejects.toMatchObject({ code: 'database_unavailable' });
+  });
+
+  it('a revoked key is not served from a stale entry when Postgres is unreachable', async () => {
+    const auth = new ApiKeyAuthenticator(store.repository(), 5000);
+    const first = auth.authenticate(`Bearer ${key.apiKey}`);
+    await flush();
+    store.answerAll();
+    await first;
+    auth.forget({ keyId: key.keyId });
+    store.failure = Object.assign(new Error('Connection terminated unexpectedly'), {});
+    now += 6000;
+    const attempt = auth.authenticate(`Bearer ${key.apiKey}`);
+    await flush();
+    store.answerAll();
+    await expect(attempt).rejects.toMatchObject({ code: 'database_unavailable' });
   });
 });

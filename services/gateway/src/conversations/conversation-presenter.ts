@@ -24,8 +24,8 @@ export function conversationBody(json: Buffer, dialect: Dialect): Buffer | Conve
 interface PageLink {
   /** The path the list was read at (its spelling is kept in the link). */
   collectionPath: string;
-  /** The page's filters and order (canonical names and values), repeated in the link. */
-  filters: Record<string, string | undefined>;
+  /** The page's filters and order (canonical names and values), repeated in the link; a list is repeated. */
+  filters: Record<string, string | string[] | undefined>;
 }
 
 /** A list reply's JSON as the response body in `dialect`: the page plus its `next` link. */
@@ -61,18 +61,11 @@ function nextLink(
 ): string | null {
   const nextOffset = offset + limit;
   if (nextOffset >= total) return null;
-  const query = new URLSearchParams({
-    limit: String(limit),
-    offset: String(nextOffset),
-    snapshot,
-    ...definedOnly(filters),
-  });
+  const query = new URLSearchParams({ limit: String(limit), offset: String(nextOffset), snapshot });
+  for (const [name, value] of Object.entries(filters)) {
+    for (const item of value === undefined ? [] : [value].flat()) query.append(name, item);
+  }
   return `${collectionPath}?${query.toString()}`;
 }
 
 const parseJson = <T>(json: Buffer) => JSON.parse(json.toString('utf8')) as T;
-
-const definedOnly = (values: Record<string, string | undefined>) =>
-  Object.fromEntries(
-    Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined),
-  );

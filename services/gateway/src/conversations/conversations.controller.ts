@@ -5,6 +5,7 @@ import {
   ConversationId,
   ConversationRpc,
   CreateConversationBody,
+  type CreateStatus,
   ListConversationsParams,
   ListMessagesParams,
   SendMessageBody,
@@ -12,14 +13,16 @@ import {
   UpdateConversationBody,
 } from '@app/contracts';
 import { ConversationStatus, Dialect, parseStatus } from '@app/dialects';
+import { retryWhileDatabaseUnavailable } from '@app/database';
 import { RpcClient } from '@app/messaging';
 import { ApiEndpoint } from '../http/endpoint';
+import { IdempotencyRepository } from '../idempotency/idempotency.repository';
 import { pageLimit, PathId } from '../http/path-params';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
 import { conversationBody, pageBody } from './conversation-presenter';
 import { ConversationEndpoints } from './conversations.endpoints';
 import { listCommand, pageFilters } from './list-query';
-import { messageCursor, positionAfter } from './message-cursor';
+import { MessageCursors } from './message-cursor';
 
 /** A status the schema accepted, in any dialect, as the canonical value. */
 const canonical = (status: string) => parseStatus(status) as ConversationStatus;
@@ -27,7 +30,11 @@ const canonical = (status: string) => parseStatus(status) as ConversationStatus;
 /** The conversations operations: each handler translates dialects and makes one RPC call. */
 @Controller()
 export class ConversationsController {
-  constructor(private readonly rpc: RpcClient) {}
+  constructor(
+    private readonly rpc: RpcClient,
+    private readonly cursors: MessageCursors,
+    private readonly idempotency: IdempotencyRepository,
+  ) {}
 
   @ApiEndpoint(ConversationEndpoints.list)
   async list(
@@ -62,7 +69,7 @@ export class ConversationsController {
     const { status, ...fields } = body;
     const command = {
       ...fields,
-      ...(status !== undefined && { status: canonical(status) as 'active' | 'pending' }),
+      ...(status !== undefined && { status: canonical(status) as CreateStatus }),
     };
     return conversationBody(await this.rpc.callForJson(ConversationRpc.create, call, command), dialect);
   }
@@ -92,6 +99,20 @@ export class ConversationsController {
     return conversationBody(await this.rpc.callForJson(ConversationRpc.update, call, command), dialect);
   }
 
+  /**
+   * The conversations service deletes the conversation and everything it stored about it (and
+   * emits conversation.deleted, which the webhooks service purges by); then this gateway's stored
+   * Idempotency-Key responses that showed it go.
+   */
+  @ApiEndpoint(ConversationEndpoints.delete)
+  async delete(
+    @Call() call: CallContext,
+    @PathId('id', ConversationId) conversationId: string,
+  ): Promise<void> {
+    const { id } = await this.rpc.call(ConversationRpc.delete, call, { conversationId });
+    await retryWhileDatabaseUnavailable(() => this.idempotency.eraseConversation(call.accountId, id));
+  }
+
   @ApiEndpoint(ConversationEndpoints.listMessages)
   async listMessages(
     @Call() call: CallContext,
@@ -100,13 +121,20 @@ export class ConversationsController {
   ) {
     const order = query.order ?? 'asc';
     const limit = pageLimit(query);
+    const { accountId } = call;
     const page = await this.rpc.call(ConversationRpc.listMessages, call, {
       conversationId,
       limit,
       order,
-      ...(query.after !== undefined && { afterPosition: positionAfter(query.after, order) }),
+      ...(query.after !== undefined && {
+        afterPosition: this.cursors.positionAfter(query.after, order, accountId, conversationId),
+      }),
     });
-    const next = page.nextAfterPosition === null ? null : messageCursor(order, page.nextAfterPosition);
+    const { nextAfterPosition } = page;
+    const next =
+      nextAfterPosition === null
+        ? null
+        : this.cursors.seal(order, nextAfterPosition, accountId, conversationId);
     return { data: page.data, pagination: { limit, next } };
   }
 

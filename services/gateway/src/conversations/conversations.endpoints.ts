@@ -17,7 +17,7 @@ import { BODY_PROBLEMS, type Endpoint, KEY_PROBLEMS } from '../http/endpoint';
 
 const ID = { id: 'Conversation id.' };
 
-/** The conversations operations of the interface (section 4), in both path renderings. */
+/** The conversations operations, in both path renderings (docs/dialects.md). */
 export const ConversationEndpoints = {
   list: {
     operationId: 'listConversations',
@@ -39,6 +39,8 @@ export const ConversationEndpoints = {
     path: '/v1/conversations/{id}',
     tag: 'conversations',
     summary: 'Get one conversation with all its messages',
+    description:
+      'The conversation with every message, oldest first. A conversation with more messages than one read returns is 409 `conversation_too_large`: read its messages in pages with listMessages.',
     pathParams: ID,
     status: 200,
     response: ConversationWithMessagesResponse,
@@ -63,6 +65,8 @@ export const ConversationEndpoints = {
     path: '/v1/conversations/{id}/messages',
     tag: 'conversations',
     summary: 'Send a message (a visitor message emits message.received)',
+    description:
+      'Appends a message to an open conversation (a closed one is 409 `conversation_closed`; reopen it first). A visitor message emits `message.received`, any other sender `message.sent`. Retry with the same `Idempotency-Key` to send it at most once.',
     pathParams: ID,
     body: SendMessageBody,
     bodyRequired: true,
@@ -92,6 +96,8 @@ export const ConversationEndpoints = {
     path: '/v1/conversations/{id}/lead',
     tag: 'conversations',
     summary: "Capture the visitor's contact details (emits lead.captured)",
+    description:
+      'Records the contact details the visitor gave (an email or a phone is required) and emits `lead.captured`; capturing again records a new lead, which getLead then answers.',
     pathParams: ID,
     body: CaptureLeadBody,
     bodyRequired: true,
@@ -99,6 +105,19 @@ export const ConversationEndpoints = {
     status: 201,
     response: LeadView,
     problems: [...BODY_PROBLEMS, 'not_found', ...KEY_PROBLEMS],
+  },
+  delete: {
+    operationId: 'deleteConversation',
+    method: 'DELETE',
+    path: '/v1/conversations/{id}',
+    tag: 'conversations',
+    summary: 'Delete a conversation and everything stored about it (emits conversation.deleted)',
+    description:
+      'Erasure (for example a GDPR Article 17 request): the conversation, its messages, lead and events are removed from every read (the events API, the stream, webhook delivery logs), webhook deliveries of its events still pending are cancelled, stored idempotent replies that showed it are dropped, and analytics no longer count it. Then one `conversation.deleted` event carries its id only. A second DELETE is 404 `not_found`; retry with the same `Idempotency-Key` to get the first 204 again.',
+    pathParams: ID,
+    idempotent: true,
+    status: 204,
+    problems: ['not_found', ...KEY_PROBLEMS],
   },
   listMessages: {
     operationId: 'listMessages',
@@ -121,6 +140,8 @@ export const ConversationEndpoints = {
     path: '/v1/conversations/{id}/lead',
     tag: 'conversations',
     summary: "The conversation's lead (the latest captured); 404 if none was captured",
+    description:
+      'The contact details of the latest captureLead on this conversation; 404 `not_found` when none was captured.',
     pathParams: ID,
     status: 200,
     response: LeadView,

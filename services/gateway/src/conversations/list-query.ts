@@ -1,4 +1,5 @@
 import {
+  hasSearchWord,
   isSnapshotToken,
   ListConversationsParams,
   ListConversationsQuery,
@@ -13,7 +14,7 @@ import { pageOf } from '../http/path-params';
  * http/query-parameters.ts): defaults, the canonical status, and the snapshot token.
  */
 export function listCommand(query: Static<typeof ListConversationsParams>): ListConversationsQuery {
-  const { limit, offset, status, snapshot, ...filters } = query;
+  const { limit, offset, status, snapshot, q, ...filters } = query;
   // Sealed by the conversations service, which opens it (for this account only); its shape is checked here.
   if (snapshot !== undefined && !isSnapshotToken(snapshot)) {
     throw DomainError.validation([
@@ -24,12 +25,13 @@ export function listCommand(query: Static<typeof ListConversationsParams>): List
     ...pageOf({ limit, offset }),
     ...(status !== undefined && { status: parseStatus(status) }),
     ...filters,
+    ...(q !== undefined && hasSearchWord(q) && { q }),
     ...(snapshot && { snapshot }),
   };
 }
 
 /** What of a list command the `next` link repeats besides paging: its filters and order. */
-export function pageFilters(command: ListConversationsQuery): Record<string, string | undefined> {
+export function pageFilters(command: ListConversationsQuery): Record<string, string | string[] | undefined> {
   const { limit, offset, snapshot, ...filters } = command;
   return filters;
 }

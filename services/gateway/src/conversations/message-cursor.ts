@@ -1,28 +1,47 @@
-import { DomainError } from '@app/errors';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import {
+  type CursorKind,
+  invalidCursor,
+  type ListMessagesQuery,
+  openCursor,
+  SnapshotSealer,
+} from '@app/contracts';
+import { query } from '@app/database';
 
 /**
- * The `after` cursor of a messages page: opaque to clients (base64url), it carries the position of
- * the last message read and the order it was read in, so a cursor is never applied the other way.
- * It names nothing outside the conversation it is used with, so it needs no seal.
+ * A messages page's `after` cursor (docs/api-conventions.md, "Cursors"): the order it was read in
+ * and the position of the last message read, sealed for the account and the conversation, so it is
+ * never applied the other way, in another conversation or in another account. The gateway seals it
+ * (keys in its schema, the same for every replica) and sends the conversations service a plain
+ * position, which services of every release since 1.0.0 read.
  */
-const FORMAT = /^m1\.(asc|desc)\.(\d{1,10})$/;
+const MESSAGES_CURSOR: CursorKind = {
+  purpose: 'messages-cursor',
+  format: /^(asc|desc)\.(\d{1,10})$/,
+  unsealedPrefix: 'm1.',
+};
 
-export function messageCursor(order: 'asc' | 'desc', position: number): string {
-  return Buffer.from(`m1.${order}.${position}`).toString('base64url');
-}
+type Order = ListMessagesQuery['order'];
 
-/** The position a cursor continues after; a 400 naming `after` if it is not one of ours for `order`. */
-export function positionAfter(cursor: string, order: 'asc' | 'desc'): number {
-  const match = FORMAT.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || Number(match[2]) > 2_147_483_647) {
-    throw DomainError.validation([
-      { field: 'after', message: 'must be a pagination.next cursor of this endpoint' },
-    ]);
+@Injectable()
+export class MessageCursors {
+  constructor(private readonly sealer: SnapshotSealer) {}
+
+  seal(order: Order, position: number, accountId: string, conversationId: string): string {
+    return this.sealer.sealAs(`${order}.${position}`, accountId, MESSAGES_CURSOR.purpose, conversationId);
   }
-  if (match[1] !== order) {
-    throw DomainError.validation([
-      { field: 'after', message: `was made for order=${match[1]}; pass the same order with it` },
-    ]);
+
+  /** The position `cursor` continues after; a 400 naming `after` if it is not ours for this page. */
+  positionAfter(cursor: string, order: Order, accountId: string, conversationId: string): number {
+    const [madeFor, position] = openCursor(this.sealer, MESSAGES_CURSOR, cursor, accountId, conversationId);
+    if (madeFor !== order) throw invalidCursor(`was made for order=${madeFor}; pass the same order with it`);
+    return Number(position);
   }
-  return Number(match[2]);
+
+  /** The cursors' sealer with the keys of the gateway's schema, read once at start. */
+  static async load(db: DataSource): Promise<MessageCursors> {
+    const { rows } = await query<{ id: number; key: Buffer }>(db, `SELECT id, key FROM gateway.cursor_keys`);
+    return new MessageCursors(new SnapshotSealer(new Map(rows.map((row) => [row.id, row.key]))));
+  }
 }

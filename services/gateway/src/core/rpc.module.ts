@@ -9,9 +9,7 @@ import {
   WEBHOOKS_RPC_QUEUE,
 } from '@app/contracts';
 import { RpcClient, RpcClientMetrics, rpcQueueType } from '@app/messaging';
-import { GATEWAY_CONFIG } from '../gateway-config.token';
-import { WEBHOOKS_RPC } from '../webhooks/webhooks-rpc.token';
-import { AMQP_CONNECTION } from './tokens';
+import { AMQP_CONNECTION, GATEWAY_CONFIG, WEBHOOKS_RPC } from './tokens';
 
 /** The client of one service's RPC queue, for the gateway's timeout and metrics. */
 const rpcClient = (

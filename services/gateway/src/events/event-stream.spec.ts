@@ -40,6 +40,7 @@ function open(bufferLimit = 5) {
   const closed: EventStream[] = [];
   const stream = new EventStream(
     'account',
+    'key',
     'en',
     response as unknown as ServerResponse,
     { heartbeatMs: 60_000, bufferLimit },
@@ -65,6 +66,7 @@ describe('EventStream', () => {
     const response = new FakeResponse();
     const stream = new EventStream(
       'account',
+      'key',
       'ms',
       response as unknown as ServerResponse,
       {

@@ -10,6 +10,14 @@ export interface EventStreamOptions {
   bufferLimit: number;
 }
 
+/** The headers a stream starts with (and a HEAD request gets, without the stream). */
+export const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store',
+  // Proxies (nginx) pass each event on as it comes instead of buffering the response.
+  'x-accel-buffering': 'no',
+} as const;
+
 /**
  * One open `GET /v1/events/stream`: Server-Sent Events on the raw response. It is registered for
  * its account's live events before its backlog (a resume) is read; live events arriving meanwhile
@@ -26,9 +34,12 @@ export class EventStream {
   private unread = 0;
   private heartbeat?: NodeJS.Timeout;
   private closed = false;
+  private sent = 0;
 
   constructor(
     readonly accountId: string,
+    /** The API key the stream was opened with: a change to it ends the stream. */
+    readonly keyId: string,
     private readonly dialect: Dialect,
     private readonly response: ServerResponse,
     private readonly options: EventStreamOptions,
@@ -42,16 +53,19 @@ export class EventStream {
     return this.closed;
   }
 
+  /** Events written to the client. */
+  get eventsSent(): number {
+    return this.sent;
+  }
+
   /** Writes the status line and headers, then a heartbeat comment whenever the interval passes. */
   start(headers: Record<string, string | string[] | number | undefined>): void {
     if (this.closed) return;
     this.response.writeHead(200, {
       ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
+      ...STREAM_HEADERS,
       // Closed with its response: a gateway that stops ends its streams and keeps no idle socket.
       connection: 'close',
-      'x-accel-buffering': 'no',
     });
     this.write(': stream open\n\n');
     this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), this.options.heartbeatMs);
@@ -93,7 +107,8 @@ export class EventStream {
     clearInterval(this.heartbeat);
     this.held = undefined;
     // Before start() the response is not the stream's yet: the error that closed it is answered.
-    if (this.response.headersSent && !this.response.writableEnded) {
+    // A response its client closed is not ended: it would never finish.
+    if (this.response.headersSent && !this.response.writableEnded && !this.response.destroyed) {
       // The socket goes with the response (no keep-alive after a stream), whatever the client does.
       this.response.end(() => this.response.socket?.destroy());
     }
@@ -101,8 +116,10 @@ export class EventStream {
   }
 
   private send(event: EventView): void {
+    if (this.closed) return;
     const shown = presentEvent(event, this.dialect);
     this.write(`id: ${shown.id}\nevent: ${shown.type}\ndata: ${JSON.stringify(shown)}\n\n`);
+    this.sent++;
     if (this.unread > this.options.bufferLimit) this.close();
   }
 

@@ -1,5 +1,5 @@
-import { Controller, Headers, Param, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Controller, Headers, Param, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   EventId,
   EventRpc,
@@ -16,7 +16,9 @@ import { ApiEndpoint } from '../http/endpoint';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
 import { presentEvent } from './event-presenter';
 import { EventEndpoints } from './events.endpoints';
+import { STREAM_HEADERS } from './event-stream';
 import { StreamHub } from './stream-hub';
+import { StreamTokens } from '../auth/stream-tokens';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,6 +47,7 @@ export class EventsController {
   constructor(
     private readonly rpc: RpcClient,
     private readonly hub: StreamHub,
+    private readonly tokens: StreamTokens,
   ) {}
 
   @ApiEndpoint(EventEndpoints.list)
@@ -75,7 +78,15 @@ export class EventsController {
     @Res() reply: FastifyReply,
   ) {
     const after = resumeAfter(lastEventId, query.last_event_id);
-    await this.hub.open({ call, dialect, lastEventId: after, reply });
+    // HEAD asks what GET would start with: the headers, at once, without a stream or its slot.
+    if (reply.request.method === 'HEAD') return reply.headers(STREAM_HEADERS).send();
+    const { keyId, plan } = reply.request.principal!;
+    await this.hub.open({ call, keyId, plan, dialect, lastEventId: after, reply });
+  }
+
+  @ApiEndpoint(EventEndpoints.createStreamToken)
+  createStreamToken(@Req() request: FastifyRequest) {
+    return this.tokens.issue(request.principal!);
   }
 
   @ApiEndpoint(EventEndpoints.get)

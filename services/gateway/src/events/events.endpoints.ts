@@ -4,11 +4,12 @@ import {
   EventStreamBody,
   ListEventsParams,
   StreamEventsParams,
+  StreamTokenResponse,
 } from '@app/contracts';
 import { LIST_QUERY_ALIASES } from '@app/dialects';
-import type { Endpoint } from '../http/endpoint';
+import { BODY_PROBLEMS, type Endpoint, KEY_PROBLEMS, NO_INPUT } from '../http/endpoint';
 
-/** The events API (DESIGN.md, "Integrator API"). */
+/** The events API (docs/events.md). */
 export const EventEndpoints = {
   list: {
     operationId: 'listEvents',
@@ -36,10 +37,25 @@ export const EventEndpoints = {
     requestHeaders: {
       'Last-Event-ID': 'Resume after this event id (EventSource sends it when it reconnects).',
     },
+    streamToken: true,
     status: 200,
     response: EventStreamBody,
     streamed: 'text/event-stream',
     problems: ['validation_failed', 'too_many_streams'],
+  },
+  createStreamToken: {
+    operationId: 'createStreamToken',
+    method: 'POST',
+    path: '/v1/events/stream-tokens',
+    tag: 'events',
+    summary: 'A short-lived token that opens the event stream in a browser',
+    description:
+      "Ask for it on your server, with the API key, and hand the token to the page: `new EventSource(`${API}/events/stream?token=${token}`)` needs no Authorization header (which EventSource cannot send). It opens the stream of the key's account for STREAM_TOKEN_TTL_SECONDS (5 minutes), reconnects included, and authenticates nothing else (401 anywhere else). The page's origin must be in CORS_ORIGINS.",
+    body: NO_INPUT,
+    idempotent: true,
+    status: 201,
+    response: StreamTokenResponse,
+    problems: [...BODY_PROBLEMS, ...KEY_PROBLEMS],
   },
   get: {
     operationId: 'getEvent',
@@ -47,6 +63,8 @@ export const EventEndpoints = {
     path: '/v1/events/{id}',
     tag: 'events',
     summary: 'One event (its id is the CloudEvent id and the webhook-id)',
+    description:
+      'The event as the events list and the stream show it, while it is kept (EVENT_RETENTION_DAYS).',
     pathParams: { id: 'Event id.' },
     status: 200,
     response: EventResponse,

@@ -11,10 +11,13 @@ import {
   type EventView,
   type RpcCallContext,
 } from '@app/contracts';
-import { type Dialect, isEventType } from '@app/dialects';
+import { type Dialect, isEventType, type Plan } from '@app/dialects';
 import { DomainError } from '@app/errors';
 import { METRIC_PREFIX } from '@app/observability';
 import { consumer, type RpcClient } from '@app/messaging';
+import type { AccountChange } from '../accounts/account-changes';
+import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+import { recordWhenClosed } from '../http/response-records';
 import { EventStream } from './event-stream';
 import { SLOT_TTL_MS, type StreamSlots } from './stream-slots';
 
@@ -23,6 +26,10 @@ const REPLAY_PAGE = 500;
 
 export interface StreamRequest {
   call: RpcCallContext;
+  /** The API key that opened it. */
+  keyId: string;
+  /** The account's plan when it opened: a stream outlives no plan change. */
+  plan: Plan;
   dialect: Dialect;
   /** Resume after this event (Last-Event-ID), or only live events from now. */
   lastEventId?: string;
@@ -38,6 +45,11 @@ export interface StreamRequest {
  * events, so N gateways do not multiply every event's broker and parsing cost by N.
  * If the feed's channel drops, events may have been missed: every stream is closed and its client
  * resumes with Last-Event-ID. Open streams per account are bounded across replicas (StreamSlots).
+ *
+ * A key or account change ends the streams it concerns when the CLI announces it (endStreamsOf).
+ * An announcement can be missed (Redis down at that moment), so each time the slots are renewed
+ * every open stream's key is checked again as a new request would be (recheckKeys): revoked or
+ * gone, without `events:read`, or its account on another plan, and the stream ends.
  */
 export class StreamHub {
   private channel?: ChannelWrapper;
@@ -49,12 +61,16 @@ export class StreamHub {
   private consuming = false;
   private stopping = false;
   private renewal?: NodeJS.Timeout;
+  private rechecking = false;
   private readonly streams = new Map<string, Set<EventStream>>();
+  /** The plan each open stream was opened under. */
+  private readonly plans = new WeakMap<EventStream, Plan>();
 
   constructor(
     private readonly amqp: AmqpConnectionManager,
     private readonly rpc: RpcClient,
     private readonly slots: StreamSlots,
+    private readonly keys: Pick<ApiKeyAuthenticator, 'authenticateKeyId'>,
     private readonly config: GatewayConfig,
     private readonly logger: Logger,
     registry: Registry,
@@ -102,7 +118,10 @@ export class StreamHub {
         this.consuming = true;
       },
     });
-    this.renewal = setInterval(() => this.renewSlots(), SLOT_TTL_MS / 3);
+    this.renewal = setInterval(() => {
+      this.renewSlots();
+      void this.recheckKeys();
+    }, SLOT_TTL_MS / 3);
     await this.channel.waitForConnect();
   }
 
@@ -134,6 +153,7 @@ export class StreamHub {
     const { accountId } = request.call;
     const stream = new EventStream(
       accountId,
+      request.keyId,
       request.dialect,
       request.reply.raw,
       { heartbeatMs: this.config.STREAM_HEARTBEAT_MS, bufferLimit: this.config.STREAM_BUFFER_EVENTS },
@@ -146,6 +166,7 @@ export class StreamHub {
       );
     }
     if (stream.isClosed) return this.closed(stream); // the client left while the slot was claimed
+    this.plans.set(stream, request.plan);
     const streams = this.streams.get(accountId) ?? new Set();
     this.streams.set(accountId, streams.add(stream));
     try {
@@ -159,6 +180,8 @@ export class StreamHub {
           })
         : undefined;
       request.reply.hijack();
+      request.reply.request.streamed = stream;
+      recordWhenClosed(request.reply.request, request.reply);
       stream.start(request.reply.getHeaders());
       request.reply.request.leaveInFlight?.();
       while (page && !stream.isClosed) {
@@ -182,6 +205,71 @@ export class StreamHub {
         'event stream resume failed',
       );
       stream.close();
+    }
+  }
+
+  /**
+   * Ends the streams an account change concerns, on this process (every gateway hears each
+   * change): those opened with a key that changed (revoked, or given other rights), or every
+   * stream of an account whose plan changed. Their clients reconnect and are authenticated anew.
+   */
+  endStreamsOf(change: AccountChange): void {
+    const concerned = (stream: EventStream) =>
+      'keyId' in change ? stream.keyId === change.keyId : stream.accountId === change.accountId;
+    const ended = [...this.streams.values()].flatMap((streams) => [...streams].filter(concerned));
+    this.end(ended, 'keyId' in change ? change.keyId : undefined);
+  }
+
+  /**
+   * Checks every open stream's key again (read afresh within AUTH_CACHE_TTL_MS) and ends the
+   * streams whose key a request could no longer stream with: revoked or gone, without
+   * `events:read`, or whose account's plan is not the one they opened under. A key that cannot be
+   * read (Postgres unavailable) keeps its streams: nothing says it changed.
+   */
+  async recheckKeys(): Promise<void> {
+    if (this.rechecking) return; // the previous check is still waiting for its keys
+    this.rechecking = true;
+    try {
+      await this.recheck();
+    } finally {
+      this.rechecking = false;
+    }
+  }
+
+  private async recheck(): Promise<void> {
+    const byKey = new Map<string, EventStream[]>();
+    for (const streams of this.streams.values()) {
+      for (const stream of streams) byKey.set(stream.keyId, [...(byKey.get(stream.keyId) ?? []), stream]);
+    }
+    for (const [keyId, streams] of byKey) {
+      let principal: Awaited<ReturnType<ApiKeyAuthenticator['authenticateKeyId']>> | undefined;
+      try {
+        principal = await this.keys.authenticateKeyId(keyId);
+      } catch (error) {
+        if (!(error instanceof DomainError && error.code === 'unauthorized')) {
+          this.logger.debug({ err: (error as Error).message }, 'stream keys not checked again');
+          continue;
+        }
+      }
+      const valid = (stream: EventStream) =>
+        principal !== undefined &&
+        principal.accountId === stream.accountId &&
+        principal.scopes.includes('events:read') &&
+        principal.plan === this.plans.get(stream);
+      this.end(
+        streams.filter((stream) => !stream.isClosed && !valid(stream)),
+        keyId,
+      );
+    }
+  }
+
+  private end(streams: EventStream[], keyId: string | undefined): void {
+    for (const stream of streams) stream.close();
+    if (streams.length > 0) {
+      this.logger.info(
+        { account_id: streams[0].accountId, key_id: keyId, streams: streams.length },
+        'event streams ended: their key or account changed',
+      );
     }
   }
 
@@ -296,7 +384,7 @@ function toEventView(content: Buffer): { accountId: string; view: EventView } | 
         type: event.type,
         created_at: event.time,
         conversation_id: event.subject,
-        sequence: event.sequence as number,
+        sequence: event.sequence,
         data: event.data,
       },
     };

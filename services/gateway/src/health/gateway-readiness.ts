@@ -6,9 +6,8 @@ import type { DataSource } from 'typeorm';
 import type { GatewayConfig } from '@app/config';
 import { RpcClient } from '@app/messaging';
 import { postgresCheck, rabbitmqCheck, READINESS_CHECKS, readinessProbe } from '@app/observability';
-import { GATEWAY_CONFIG } from '../gateway-config.token';
+import { GATEWAY_CONFIG, REDIS } from '../core/tokens';
 import { DrainState } from '../http/connection-drain';
-import { REDIS } from '../rate-limit/redis-connection';
 
 /**
  * The gateway is ready when Postgres and RabbitMQ are reachable, and Redis too when it fails

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { DomainError, ErrorCode, PROBLEM_CONTENT_TYPE, toProblem } from '@app/errors';
 
@@ -42,27 +43,54 @@ export function clientErrorHandler(logger: Logger) {
       socket.destroy();
       return;
     }
+    // The request was answered already (request-framing.ts refuses some as soon as their headers
+    // are read, before the parser reaches what is wrong with the body): no second response.
+    if ((socket as Socket & { _httpMessage?: ServerResponse })._httpMessage?.headersSent) {
+      socket.end();
+      return;
+    }
     const [code, detail] = PARSER_ERRORS[error.code ?? ''] ?? [
       'invalid_request',
       'The HTTP request could not be parsed.',
     ];
-    const requestId = randomUUID();
-    const problem = toProblem(new DomainError(code, detail), requestId);
-    const body = JSON.stringify(problem);
-    logger.info(
-      { request_id: requestId, status: problem.status, code, parser_error: error.code },
-      'request refused by the HTTP parser',
-    );
-    socket.end(
-      [
-        `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
-        `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        `X-Request-Id: ${requestId}`,
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n'),
+    answerOnSocket(socket, new DomainError(code, detail), logger, { parser_error: error.code });
+  };
+}
+
+/**
+ * CONNECT (a tunnel through a proxy) reaches Node's `connect` event, never Fastify: without a
+ * listener Node drops the connection unanswered. This is an API, not a proxy: a 400 like any
+ * method it does not know.
+ */
+export function refuseConnect(logger: Logger) {
+  return (_request: IncomingMessage, socket: Duplex): void => {
+    answerOnSocket(
+      socket,
+      new DomainError('invalid_request', 'CONNECT is not served: this is an API, not a proxy.'),
+      logger,
+      { method: 'CONNECT' },
     );
   };
+}
+
+/** A problem document written straight to the socket, which then closes; logged at info (the client's fault). */
+function answerOnSocket(socket: Duplex, error: DomainError, logger: Logger, fields: object): void {
+  const requestId = randomUUID();
+  const problem = toProblem(error, requestId);
+  const body = JSON.stringify(problem);
+  logger.info(
+    { request_id: requestId, status: problem.status, code: error.code, ...fields },
+    'request refused by the HTTP parser',
+  );
+  socket.end(
+    [
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
+      `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
 }

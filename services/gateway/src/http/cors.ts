@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
-/** What a browser may send and read (DESIGN.md, "Integrator API": CORS). */
+/** What a browser may send and read (docs/api-conventions.md, "Browsers (CORS)"). */
 const ALLOWED_METHODS = 'GET, POST, PATCH, DELETE';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key, Accept-Language, Last-Event-ID';
 const EXPOSED_HEADERS = [

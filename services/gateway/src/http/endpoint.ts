@@ -1,6 +1,6 @@
 import { applyDecorators, Header, HttpCode, RequestMapping, RequestMethod } from '@nestjs/common';
 import { RouteConfig, RouteSchema } from '@nestjs/platform-fastify';
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { COLLECTION_SEGMENTS, MESSAGES_SEGMENTS } from '@app/dialects';
 import type { ErrorCode } from '@app/errors';
 
@@ -22,7 +22,8 @@ export interface Endpoint {
   path: string;
   tag: 'conversations' | 'webhooks' | 'analytics' | 'events';
   summary: string;
-  description?: string;
+  /** What a reader of the API reference needs beyond the summary (every operation has one). */
+  description: string;
   /** Path parameters: name -> description (every one is a UUID; a malformed one is a 404). */
   pathParams?: Record<string, string>;
   query?: TObject;
@@ -31,8 +32,16 @@ export interface Endpoint {
   body?: TObject;
   /** Whether a request must have a body (create accepts none: it starts an empty conversation). */
   bodyRequired?: boolean;
+  /** Also authenticated by a stream token in `?token=` instead of the Authorization header. */
+  streamToken?: true;
   /** Accepts `Idempotency-Key` (every POST). */
   idempotent?: boolean;
+  /**
+   * The success response carries a secret (a webhook's signing secret): the stored response of its
+   * Idempotency-Key leaves it out, and a replay asks the service again under the same command id
+   * (the service keeps the secret encrypted in its stored reply) instead of sending the stored body.
+   */
+  secretInResponse?: true;
   status: 200 | 201 | 202 | 204;
   /** The success response's body; none for 204. */
   response?: TSchema;
@@ -51,9 +60,15 @@ export interface Endpoint {
 export const BODY_PROBLEMS = [
   'validation_failed',
   'invalid_json',
+  'request_timeout',
   'payload_too_large',
   'unsupported_media_type',
 ] as const satisfies readonly ErrorCode[];
+/** The body of an action that takes no input: if sent, it must be an empty object. */
+export const NO_INPUT = Type.Object(
+  {},
+  { additionalProperties: false, description: 'Nothing; the body may be omitted.' },
+);
 /** What an operation that takes an `Idempotency-Key` can answer about the key. */
 export const KEY_PROBLEMS = [
   'idempotency_key_reused',
@@ -66,8 +81,8 @@ export const routePath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 const SEGMENT_SPELLINGS: ReadonlyArray<readonly string[]> = [COLLECTION_SEGMENTS, MESSAGES_SEGMENTS];
 
 /**
- * Every spelling of a path (DESIGN.md, "Dialects": each rendering is accepted anywhere, mixed
- * freely): canonical first, the wholly Polish one (interface form B) last.
+ * Every spelling of a path (docs/dialects.md: each rendering is accepted anywhere, mixed
+ * freely): canonical first, the wholly Polish one (form B) last.
  */
 export function pathSpellings(path: string): string[] {
   return path.split('/').reduce<string[]>(

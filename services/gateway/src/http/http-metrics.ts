@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { routeTemplate } from './api-routes';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { LATENCY_BUCKETS, METRIC_PREFIX } from '@app/observability';
+import { addResponseRecorder } from './response-records';
 
 /**
  * Counts every response and its latency by method, route template (`/v1/conversations/:id`, never
- * the URL with its ids; `unmatched` for unknown paths) and status: a hook of its own, beside the
- * logging and authentication hooks.
+ * the URL with its ids; `unmatched` for unknown paths) and status, however it ends (a stream its
+ * client closed too): a hook of its own, beside the logging and authentication hooks.
  */
 export function registerHttpMetrics(fastify: FastifyInstance, registry: Registry): void {
   const labelNames = ['method', 'route', 'status'] as const;
@@ -23,7 +24,7 @@ export function registerHttpMetrics(fastify: FastifyInstance, registry: Registry
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  fastify.addHook('onResponse', (request, reply, done) => {
+  addResponseRecorder(fastify, (request, reply) => {
     const labels = {
       method: request.method,
       route: routeTemplate(request),
@@ -31,6 +32,5 @@ export function registerHttpMetrics(fastify: FastifyInstance, registry: Registry
     };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
-    done();
   });
 }

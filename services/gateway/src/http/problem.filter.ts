@@ -24,11 +24,18 @@ export class ProblemFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    sendProblem(request, reply, this.toDomainError(exception, request));
+    const error = this.toDomainError(exception, request);
+    // Answered already (the request deadline's 408 or 504): the late failure changes nothing.
+    if (!reply.sent) sendProblem(request, reply, error);
   }
 
   private toDomainError(exception: unknown, request: FastifyRequest): DomainError {
     if (exception instanceof DomainError) return exception;
+    // The request's own stream failed while its body was read: the client left, broke its
+    // chunking (answered by the HTTP parser's handler) or was cut off. Its doing, not an error here.
+    if (exception !== undefined && exception === request.raw.errored) {
+      return new DomainError('invalid_request', 'The request body was not received completely.');
+    }
     if (exception instanceof HttpException && HTTP_STATUS_CODES[exception.getStatus()]) {
       return fromHttpException(exception, request);
     }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { routeTemplate } from './api-routes';
+import { addResponseRecorder } from './response-records';
 
 /** Health, metrics and docs: polled all the time, so their lines are debug, not info. */
 const OPERATIONS_PATH = /^\/(health|metrics|docs|openapi)/;
@@ -9,14 +10,14 @@ const OPERATIONS_PATH = /^\/(health|metrics|docs|openapi)/;
  * One JSON line per request, written when its response has been sent, whatever answered it (a
  * handler, the admission hook, the catch-all route): request_id, account_id (when
  * authenticated), method, route (the template, not the URL, so no ids or query strings), status
- * and duration_ms. Neither headers nor bodies are logged. A Fastify hook with the service's own
- * logger: no per-request child logger, no middleware.
+ * and duration_ms; a stream adds events_sent, and has its line whoever ends it. Neither headers
+ * nor bodies are logged. A Fastify hook with the service's own logger: no per-request child
+ * logger, no middleware.
  */
 export function registerRequestLog(fastify: FastifyInstance, logger: Logger): void {
-  fastify.addHook('onResponse', (request, reply, done) => {
+  addResponseRecorder(fastify, (request, reply) => {
     // A shed request is counted and summed up by the shedder: a line each would cost more than refusing it.
     if (!request.shed) writeRequestLine(logger, request, reply);
-    done();
   });
 }
 
@@ -32,6 +33,7 @@ function writeRequestLine(logger: Logger, request: FastifyRequest, reply: Fastif
       route: routeTemplate(request),
       status,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+      events_sent: request.streamed?.eventsSent,
     },
     'request completed',
   );

@@ -27,7 +27,7 @@ export const Call = createParamDecorator((_: unknown, context: ExecutionContext)
   };
 });
 
-/** The dialect the response is rendered in (DESIGN.md: Accept-Language, then path). */
+/** The dialect the response is rendered in (docs/dialects.md: Accept-Language, then path). */
 export const OutputDialect = createParamDecorator((_: unknown, context: ExecutionContext): Dialect => {
   const request = context.switchToHttp().getRequest<FastifyRequest>();
   return negotiateDialect(request.headers['accept-language'], request.url);

@@ -1,17 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { isStorableText } from '@app/contracts';
-import { orDatabaseUnavailable } from '@app/database';
+import { orDatabaseUnavailable, retryWhileDatabaseUnavailable } from '@app/database';
 import { DomainError } from '@app/errors';
 import { sendProblem } from '../http/problem.filter';
 import { commandIdFor, hashBody } from './key-hashes';
 import { IdempotencyClaim, IdempotencyRepository, StoredIdempotencyKey } from './idempotency.repository';
-import { ReplayedResponse } from './replayed-response';
+import { REPLAYED_HEADER, ReplayedResponse } from './replayed-response';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * `Idempotency-Key` on POST (DESIGN.md), as two Fastify hooks: before the handler (preHandler,
+ * `Idempotency-Key` on POST (docs/api-conventions.md), as two Fastify hooks: before the handler (preHandler,
  * once the caller is authenticated and the body parsed) the key is claimed, or its stored response
  * replayed, or the request refused (422 for another path or body, 409 while the first is in
  * flight); when the response is sent (onSend) it is stored, exactly as sent. 5xx outcomes
@@ -19,10 +20,13 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * services apply the command once and answer a retry with the first result.
  *
  * A claim that is never completed or released (its gateway died, Postgres was unreachable) holds
- * the key only for its lease, about the RPC timeout, then a retry takes it over.
+ * the key only for its lease, about the RPC timeout from the request's arrival, then a retry takes
+ * it over; a claim that reaches Postgres only after its request was answered holds it no longer.
  */
 export class IdempotencyHooks {
   private readonly claims = new WeakMap<FastifyRequest, IdempotencyClaim>();
+  /** Replays answered by the service again under the first command id (secretInResponse). */
+  private readonly reasked = new WeakSet<FastifyRequest>();
 
   constructor(
     private readonly keys: IdempotencyRepository,
@@ -44,6 +48,7 @@ export class IdempotencyHooks {
       }, done);
     });
     fastify.addHook('onSend', (request, reply, payload, done) => {
+      if (this.reasked.has(request)) reply.header(REPLAYED_HEADER, 'true');
       const claim = this.claims.get(request);
       if (!claim) return done(null, payload);
       this.claims.delete(request);
@@ -67,18 +72,33 @@ export class IdempotencyHooks {
       path: decodePath(request.url),
       bodyHash: hashBody(request.body),
     };
+    const arrivedAt = Date.now() - reply.elapsedTime;
     let outcome: Awaited<ReturnType<IdempotencyRepository['claim']>>;
+    const token = randomUUID();
     try {
-      outcome = await orDatabaseUnavailable(() => this.keys.claim(accountId, key, fingerprint));
+      // Held through a Postgres failover until the request's deadline (the claim is safe to repeat).
+      outcome = await orDatabaseUnavailable(() =>
+        retryWhileDatabaseUnavailable(
+          () => this.keys.claim(accountId, key, { ...fingerprint, arrivedAt }, token),
+          {
+            answerBy: answerBy(request.deadline),
+          },
+        ),
+      );
     } catch (error) {
       if (error instanceof DomainError) return sendProblem(request, reply, error);
       throw error;
     }
     if ('existing' in outcome) {
       const conflict = replayOrConflict(outcome.existing, fingerprint);
-      return conflict instanceof ReplayedResponse
-        ? conflict.send(reply)
-        : sendProblem(request, reply, conflict);
+      if (!(conflict instanceof ReplayedResponse)) return sendProblem(request, reply, conflict);
+      if (conflict.statusCode < 300 && request.routeOptions.config?.endpoint?.secretInResponse) {
+        // Stored without its secret: the service answers the first command's reply again, in full.
+        this.reasked.add(request);
+        request.commandId = commandIdFor(accountId, key);
+        return undefined;
+      }
+      return conflict.send(reply);
     }
     if (reply.sent) {
       // Answered meanwhile (the request's deadline passed while the claim waited for Postgres).
@@ -102,16 +122,22 @@ export class IdempotencyHooks {
     payload: unknown,
   ): Promise<void> {
     // A body is a string (serialized here) or bytes (a service's JSON sent as it is).
-    const body = Buffer.isBuffer(payload)
+    const sent = Buffer.isBuffer(payload)
       ? payload.toString('utf8')
       : typeof payload === 'string'
         ? payload
         : '';
+    const body =
+      reply.statusCode < 300 && request.routeOptions.config?.endpoint?.secretInResponse
+        ? withoutSecret(sent)
+        : sent;
     if (reply.statusCode >= 500 || isReusedElsewhere(reply.statusCode, body)) {
       this.release(claim);
       return;
     }
-    const stored = this.keys.complete(claim, reply.statusCode, body).catch((error: unknown) => {
+    const stored = retryWhileDatabaseUnavailable(() => this.keys.complete(claim, reply.statusCode, body), {
+      answerBy: answerBy(request.deadline),
+    }).catch((error: unknown) => {
       this.logger.warn(
         { err: (error as Error).message, request_id: request.id },
         'idempotency key not stored',
@@ -127,6 +153,16 @@ export class IdempotencyHooks {
         'idempotency key not released; it frees itself when its lease ends',
       );
     });
+  }
+}
+
+/** A response body without its `secret` (what a replay of it asks the service for again). */
+function withoutSecret(body: string): string {
+  try {
+    const { secret: _secret, ...rest } = JSON.parse(body) as Record<string, unknown>;
+    return JSON.stringify(rest);
+  } catch {
+    return '';
   }
 }
 
@@ -171,6 +207,11 @@ function isReusedElsewhere(statusCode: number, body: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A request's deadline (a performance.now() time) as the Date.now() time the database retries use. */
+function answerBy(deadline: number | undefined): number | undefined {
+  return deadline === undefined ? undefined : Date.now() + (deadline - performance.now());
 }
 
 /** Waits for `work`, but not past `deadline` (a performance.now() time). */

@@ -3,8 +3,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
 import type { GatewayConfig } from '@app/config';
-import { GATEWAY_LOGGER } from '../core/tokens';
-import { GATEWAY_CONFIG } from '../gateway-config.token';
+import { GATEWAY_CONFIG, GATEWAY_LOGGER } from '../core/tokens';
 import { IdempotencyHooks } from './idempotency-hooks';
 import { IdempotencyRetentionJob } from './idempotency-retention.job';
 import { IdempotencyRepository } from './idempotency.repository';
@@ -39,6 +38,6 @@ const IDEMPOTENCY_LEASE_MARGIN_MS = 1000;
       useFactory: (keys: IdempotencyRepository, logger: Logger) => new IdempotencyRetentionJob(keys, logger),
     },
   ],
-  exports: [IdempotencyHooks],
+  exports: [IdempotencyHooks, IdempotencyRepository],
 })
 export class IdempotencyModule {}

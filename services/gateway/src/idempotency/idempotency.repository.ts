@@ -7,11 +7,13 @@ const SQL = {
   /**
    * Takes the key when it is new, past its retention, or held by a claim whose lease ran out for
    * the same method, path and body (its holder died or could not release it). Returns a row iff taken.
+   * The lease ends at $8 (ms since the epoch), counted from the request's arrival, not from when
+   * the statement reaches Postgres: a claim delayed past its request's answer holds nothing.
    */
   claim: prepare<{ claimed: number }>(
     `INSERT INTO gateway.idempotency_keys AS k
             (account_id, key, method, path, body_hash, claim_token, locked_until)
-       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $8))
+       VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($8::double precision / 1000))
        ON CONFLICT (account_id, key) DO UPDATE
          SET method = EXCLUDED.method, path = EXCLUDED.path, body_hash = EXCLUDED.body_hash,
              status_code = NULL, response_body = NULL, created_at = now(), completed_at = NULL,
@@ -27,8 +29,9 @@ const SQL = {
     body_hash: string;
     status_code: number | null;
     response_body: string | null;
+    claim_token: string | null;
   }>(
-    `SELECT method, path, body_hash, status_code, response_body FROM gateway.idempotency_keys
+    `SELECT method, path, body_hash, status_code, response_body, claim_token FROM gateway.idempotency_keys
         WHERE account_id = $1 AND key = $2`,
   ),
   complete: prepare(
@@ -38,6 +41,11 @@ const SQL = {
   release: prepare(
     `DELETE FROM gateway.idempotency_keys
         WHERE account_id = $1 AND key = $2 AND claim_token = $3 AND completed_at IS NULL`,
+  ),
+  /** The stored responses that show a conversation (every one about it carries its id). */
+  eraseConversation: prepare(
+    `DELETE FROM gateway.idempotency_keys
+        WHERE account_id = $1 AND completed_at IS NOT NULL AND strpos(response_body, $2) > 0`,
   ),
   deleteExpired: prepare(
     `DELETE FROM gateway.idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`,
@@ -65,17 +73,24 @@ export class IdempotencyRepository {
   constructor(
     private readonly db: DataSource,
     private readonly ttlHours: number,
-    /** How long an unfinished claim holds its key: about the RPC timeout (item 8 of issue 10). */
+    /**
+     * How long after its request arrived an unfinished claim holds its key: about the RPC timeout,
+     * as its gateway may have died.
+     */
     private readonly leaseMs: number,
   ) {}
 
-  /** Claims the key for a new request: the claim, or the live record that holds the key. */
+  /**
+   * Claims the key for a new request (`arrivedAt`: when it arrived, ms since the epoch): the
+   * claim, or the live record that holds the key. Safe to run again after a lost connection: a
+   * claim that did commit is found by its token and is ours.
+   */
   async claim(
     accountId: string,
     key: string,
-    request: { method: string; path: string; bodyHash: string },
+    request: { method: string; path: string; bodyHash: string; arrivedAt: number },
+    token = randomUUID(),
   ): Promise<{ claim: IdempotencyClaim } | { existing: StoredIdempotencyKey }> {
-    const token = randomUUID();
     const claimed = await execute(this.db, SQL.claim, [
       accountId,
       key,
@@ -84,7 +99,7 @@ export class IdempotencyRepository {
       request.bodyHash,
       token,
       this.ttlHours,
-      this.leaseMs / 1000,
+      request.arrivedAt + this.leaseMs,
     ]);
     if (claimed.rowCount > 0) return { claim: { accountId, key, token } };
     const {
@@ -92,6 +107,7 @@ export class IdempotencyRepository {
     } = await execute(this.db, SQL.find, [accountId, key]);
     // Deleted between the two statements (its request failed and released it): claim again.
     if (!row) return this.claim(accountId, key, request);
+    if (row.claim_token === token) return { claim: { accountId, key, token } };
     return {
       existing: {
         method: row.method,
@@ -111,6 +127,15 @@ export class IdempotencyRepository {
   /** Frees the key after an outcome the client should retry (5xx): nothing is replayed for it. */
   async release(claim: IdempotencyClaim): Promise<void> {
     await execute(this.db, SQL.release, [claim.accountId, claim.key, claim.token]);
+  }
+
+  /**
+   * Drops the stored responses that showed a deleted conversation: a retry with one of those keys
+   * is then answered by the conversations service, which tells it the conversation is gone.
+   */
+  async eraseConversation(accountId: string, conversationId: string): Promise<number> {
+    const { rowCount } = await execute(this.db, SQL.eraseConversation, [accountId, conversationId]);
+    return rowCount;
   }
 
   async deleteExpired(): Promise<number> {

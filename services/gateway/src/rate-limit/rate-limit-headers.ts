@@ -12,7 +12,7 @@ export function secondsUntilSlotFrees(decision: LimitDecision): number {
 }
 
 /**
- * The headers of DESIGN.md on every authenticated response: the IETF RateLimit-Policy/RateLimit
+ * The headers of docs/rate-limits.md on every authenticated response: the IETF RateLimit-Policy/RateLimit
  * pair and the X-RateLimit-* trio clients already know from GitHub and Stripe.
  */
 export function setRateLimitHeaders(

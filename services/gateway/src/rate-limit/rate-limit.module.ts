@@ -3,11 +3,9 @@ import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { GatewayConfig } from '@app/config';
-import { GATEWAY_LOGGER } from '../core/tokens';
-import { GATEWAY_CONFIG } from '../gateway-config.token';
+import { GATEWAY_CONFIG, GATEWAY_LOGGER, REDIS } from '../core/tokens';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimits } from './rate-limits';
-import { REDIS } from './redis-connection';
 
 /** The per-account and per-IP limits in Redis. */
 @Module({

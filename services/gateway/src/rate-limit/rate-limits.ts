@@ -1,11 +1,15 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@app/config';
 import type { Plan } from '@app/dialects';
-import { DomainError } from '@app/errors';
+import { DomainError, overloaded } from '@app/errors';
 import { planOverrideKey } from '../accounts/account-changes';
 import type { Principal } from '../auth/api-key-authenticator';
 import type { RateLimitMetrics } from './rate-limit-metrics';
-import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
+import { LimitDecision, LimiterCheckTooLate, SlidingWindowLimiter } from './sliding-window-limiter';
+
+/** A check that timed out (ioredis's command timeout) or reached Redis after its deadline; not Redis refusing or gone. */
+const isLate = (error: unknown) =>
+  error instanceof LimiterCheckTooLate || (error instanceof Error && error.message === 'Command timed out');
 
 const FAILED_AUTH_WINDOW_MS = 60_000;
 const FAILED_AUTH_BUCKETS = 12;
@@ -51,12 +55,21 @@ export class RateLimits {
     };
   }
 
+  get enabled(): boolean {
+    return this.config.RATE_LIMIT_ENABLED;
+  }
+
   get windowSeconds(): number {
     return this.config.RATE_LIMIT_WINDOW_SECONDS;
   }
 
-  /** The account's decision, or undefined when Redis failed and the fail mode is open. */
-  async checkAccount(principal: Principal): Promise<LimitDecision | undefined> {
+  /**
+   * The account's decision, or undefined when Redis failed and the fail mode is open. A check
+   * that timed out while `gatewayLate()` (the event loop ran too late to read Redis's answer in
+   * time) is the 503 `overloaded`, in either mode: the gateway's own load is no Redis outage and
+   * must not admit requests uncounted.
+   */
+  async checkAccount(principal: Principal, gatewayLate?: () => boolean): Promise<LimitDecision | undefined> {
     if (!this.config.RATE_LIMIT_ENABLED) return undefined;
     let decision: LimitDecision;
     try {
@@ -66,6 +79,7 @@ export class RateLimits {
         { key: planOverrideKey(this.config.REDIS_KEY_PREFIX, principal.accountId), quotas: this.quotas },
       );
     } catch (error) {
+      if (isLate(error) && gatewayLate?.()) throw overloaded();
       this.recordFailure(error);
       if (this.config.RATE_LIMIT_FAIL_MODE === 'closed') {
         throw new DomainError('service_unavailable', 'Rate limiting is unavailable; retry shortly.');

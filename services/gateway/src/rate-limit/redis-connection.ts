@@ -1,8 +1,6 @@
 import type Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
-import { openRedis, type RedisEndpoint } from '../redis-endpoint';
-
-export const REDIS = Symbol('REDIS');
+import { openRedis, type RedisEndpoint } from '../core/redis-endpoint';
 
 /**
  * The limiter's Redis connection. No offline queue and no retries per command: while Redis is

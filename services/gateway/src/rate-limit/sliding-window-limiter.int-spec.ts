@@ -10,7 +10,7 @@ import { LimitDecision, SlidingWindowLimiter } from './sliding-window-limiter';
 import { sleep } from '@app/testing';
 
 /**
- * The bucketed sliding-window script alone, against the real Redis (DESIGN.md, Rate limits), under
+ * The bucketed sliding-window script alone, against the real Redis (docs/rate-limits.md), under
  * a key prefix of its own: memory per subject is bounded by the number of buckets whatever the
  * traffic, and in any window of W ms the admitted requests never exceed the limit. Time is the
  * `nowMs` Redis reports for each call, so the checks do not depend on this process's timing.
@@ -308,6 +308,7 @@ describe('sliding-window limiter script (real Redis)', () => {
       accountId,
       keyId: '0123456789abcdef',
       plan: 'trial',
+      scopes: [],
     });
     const accountKey = (accountId: string) => `${prefix}rl:account:${accountId}`;
 

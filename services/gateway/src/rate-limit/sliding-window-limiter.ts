@@ -82,7 +82,7 @@ export class LimiterCheckTooLate extends Error {
  * after which its caller no longer waits (REDIS_TIMEOUT_MS from that write, less a margin). A
  * check that runs later (Redis hung, then resumed with the commands in its socket) counts nothing,
  * so requests refused (fail closed) or admitted unlimited (fail open) meanwhile never count
- * against the account afterwards (issue 10, item 14).
+ * against the account afterwards (docs/rate-limits.md, "Redis down").
  */
 export class SlidingWindowLimiter {
   private readonly redis: Redis;

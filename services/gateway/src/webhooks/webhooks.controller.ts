@@ -5,6 +5,7 @@ import {
   DeliveryId,
   ListDeliveriesParams,
   ListWebhooksParams,
+  ReplayWebhookBody,
   type Static,
   type SubscribedEvent,
   UpdateWebhookBody,
@@ -13,21 +14,29 @@ import {
 } from '@app/contracts';
 import { type Dialect, parseEventType } from '@app/dialects';
 import { RpcClient } from '@app/messaging';
+import { WEBHOOKS_RPC } from '../core/tokens';
 import { ApiEndpoint } from '../http/endpoint';
 import { pageOf, PathId } from '../http/path-params';
 import { Call, CallContext, OutputDialect } from '../http/request-state';
 import { presentDelivery, presentWebhook } from './webhook-presenter';
 import { WebhookEndpoints } from './webhooks.endpoints';
-import { WEBHOOKS_RPC } from './webhooks-rpc.token';
+import { WebhookReplay } from './webhook-replay';
 
 /** Event names the schema accepted, in any dialect, as canonical types (or `*`). */
 const canonicalEvents = (names: string[]): SubscribedEvent[] =>
-  names.map((name) => (name.trim() === ALL_EVENTS ? ALL_EVENTS : parseEventType(name)!));
+  names.map((name) => (name === ALL_EVENTS ? ALL_EVENTS : parseEventType(name)!));
 
 /** Webhook subscriptions: each handler translates dialects and makes one call to the webhooks service. */
 @Controller()
 export class WebhooksController {
-  constructor(@Inject(WEBHOOKS_RPC) private readonly rpc: RpcClient) {}
+  private readonly replays: WebhookReplay;
+
+  constructor(
+    @Inject(WEBHOOKS_RPC) private readonly rpc: RpcClient,
+    conversations: RpcClient,
+  ) {
+    this.replays = new WebhookReplay(conversations, rpc);
+  }
 
   @ApiEndpoint(WebhookEndpoints.create)
   async create(
@@ -137,5 +146,18 @@ export class WebhooksController {
       await this.rpc.call(WebhookRpc.retryDelivery, call, { webhookId, deliveryId }),
       dialect,
     );
+  }
+
+  @ApiEndpoint(WebhookEndpoints.replay)
+  replay(
+    @Call() call: CallContext,
+    @PathId('id', WebhookId) webhookId: string,
+    @Body() body: Static<typeof ReplayWebhookBody>,
+  ) {
+    const { types, ...window } = body;
+    return this.replays.replay(call, webhookId, {
+      ...window,
+      ...(types && { types: canonicalEvents(types) }),
+    });
   }
 }

@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox';
 import {
   CreateWebhookBody,
   DeliveryListResponse,
@@ -6,25 +5,21 @@ import {
   DeliveryWithAttemptsResponse,
   ListDeliveriesParams,
   ListWebhooksParams,
+  ReplayCount,
+  ReplayWebhookBody,
   UpdateWebhookBody,
   WebhookListResponse,
   WebhookResponse,
   WebhookWithSecretResponse,
 } from '@app/contracts';
 import { LIST_QUERY_ALIASES } from '@app/dialects';
-import { BODY_PROBLEMS, type Endpoint, KEY_PROBLEMS } from '../http/endpoint';
+import { BODY_PROBLEMS, type Endpoint, KEY_PROBLEMS, NO_INPUT } from '../http/endpoint';
 
 const ID = { id: 'Webhook (subscription) id.' };
 const DELIVERY = { ...ID, deliveryId: 'Delivery id.' };
 const POST_PROBLEMS = [...BODY_PROBLEMS, ...KEY_PROBLEMS] as const;
 const PAGE_ALIASES = { limit: LIST_QUERY_ALIASES.limit, offset: LIST_QUERY_ALIASES.offset };
-/** Actions that take no input: a body, if sent, must be an empty object. */
-const NO_INPUT = Type.Object(
-  {},
-  { additionalProperties: false, description: 'Nothing; the body may be omitted.' },
-);
-
-/** Webhook subscriptions and their delivery log (DESIGN.md, "Events"). */
+/** Webhook subscriptions and their delivery log (docs/webhooks.md). */
 export const WebhookEndpoints = {
   create: {
     operationId: 'createWebhook',
@@ -32,9 +27,12 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks',
     tag: 'webhooks',
     summary: 'Subscribe an endpoint to events; the answer carries the signing secret, shown only now',
+    description:
+      'Deliveries are POSTed to `url` signed as Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in this answer, which no later read shows. Private and loopback targets are refused unless the server allows them.',
     body: CreateWebhookBody,
     bodyRequired: true,
     idempotent: true,
+    secretInResponse: true,
     status: 201,
     response: WebhookWithSecretResponse,
     problems: [...POST_PROBLEMS],
@@ -45,6 +43,7 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks',
     tag: 'webhooks',
     summary: 'List webhooks, newest first',
+    description: "The account's subscriptions without their secrets, in pages of `limit` from `offset`.",
     query: ListWebhooksParams,
     queryAliases: PAGE_ALIASES,
     status: 200,
@@ -57,6 +56,7 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}',
     tag: 'webhooks',
     summary: 'Get one webhook (without its secret)',
+    description: 'The subscription as created or last changed, with its status and, when disabled, why.',
     pathParams: ID,
     status: 200,
     response: WebhookResponse,
@@ -68,6 +68,8 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}',
     tag: 'webhooks',
     summary: 'Change url, events, dialect, description or status (enabled, disabled)',
+    description:
+      'Only the fields sent change. Enabling a disabled webhook clears its failure streak and resumes the deliveries that waited.',
     pathParams: ID,
     body: UpdateWebhookBody,
     bodyRequired: true,
@@ -81,6 +83,7 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}',
     tag: 'webhooks',
     summary: 'Delete a webhook with its delivery log; nothing more is sent to it',
+    description: 'Pending deliveries are dropped with it; a second DELETE is 404 `not_found`.',
     pathParams: ID,
     status: 204,
     problems: ['not_found'],
@@ -91,9 +94,12 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}/secret/rotate',
     tag: 'webhooks',
     summary: 'Replace the signing secret; for 24 h deliveries carry a second signature made with the old one',
+    description:
+      'The answer carries the new secret, shown only now. During the overlap every delivery has two signatures in `webhook-signature`, so a receiver can switch secrets without losing one.',
     pathParams: ID,
     body: NO_INPUT,
     idempotent: true,
+    secretInResponse: true,
     status: 200,
     response: WebhookWithSecretResponse,
     problems: [...POST_PROBLEMS, 'not_found'],
@@ -104,6 +110,8 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}/test',
     tag: 'webhooks',
     summary: 'Send a `webhook.test` event to this webhook alone; returns its delivery',
+    description:
+      'Checks the endpoint and its signature verification without waiting for a real event; the delivery appears in the log like any other.',
     pathParams: ID,
     body: NO_INPUT,
     idempotent: true,
@@ -117,6 +125,8 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}/deliveries',
     tag: 'webhooks',
     summary: "A webhook's deliveries, newest first",
+    description:
+      'One delivery per event sent to this webhook, with its status and attempts so far; filter by `status`.',
     pathParams: ID,
     query: ListDeliveriesParams,
     queryAliases: { ...PAGE_ALIASES, status: LIST_QUERY_ALIASES.status },
@@ -130,6 +140,7 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}/deliveries/{deliveryId}',
     tag: 'webhooks',
     summary: 'One delivery with every attempt (status code, duration, response body, error)',
+    description: 'What the receiver answered to each attempt, for debugging a failing endpoint.',
     pathParams: DELIVERY,
     status: 200,
     response: DeliveryWithAttemptsResponse,
@@ -141,11 +152,29 @@ export const WebhookEndpoints = {
     path: '/v1/webhooks/{id}/deliveries/{deliveryId}/retry',
     tag: 'webhooks',
     summary: 'Send a finished delivery once more, now, with the same webhook-id',
+    description:
+      'For a delivery that succeeded or failed; one still being attempted is 409 `delivery_pending`, and a disabled webhook is 409 `webhook_disabled`.',
     pathParams: DELIVERY,
     body: NO_INPUT,
     idempotent: true,
     status: 202,
     response: DeliveryResponse,
     problems: [...POST_PROBLEMS, 'not_found', 'webhook_disabled', 'delivery_pending'],
+  },
+  replay: {
+    operationId: 'replayWebhook',
+    method: 'POST',
+    path: '/v1/webhooks/{id}/replay',
+    tag: 'webhooks',
+    summary: 'Re-deliver the stored events of a time window, in order, with their original webhook-id',
+    description:
+      "For a receiver that was down or lost data: each event of the window (of `types`, default the subscription's) becomes a new delivery, signed with the current secret, in the order the events were created. At most REPLAY_MAX_EVENTS (10,000) events a call: a longer window is 422 `replay_too_large`; split it.",
+    pathParams: ID,
+    body: ReplayWebhookBody,
+    bodyRequired: true,
+    idempotent: true,
+    status: 202,
+    response: ReplayCount,
+    problems: [...POST_PROBLEMS, 'not_found', 'webhook_disabled', 'replay_too_large'],
   },
 } satisfies Record<string, Endpoint>;

@@ -1,15 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type {
-  DeliveryAttemptView,
-  DeliveryStatus,
-  DeliveryView,
-  DeliveryWithAttemptsView,
-} from '@app/contracts';
+import type { DeliveryStatus } from '@app/contracts';
 import { type Dialect, type EventType, PUBLIC_EVENT_TYPES } from '@app/dialects';
 import { execute, prepare } from '@app/database';
-import { DUE_CHANNEL, SUBSCRIPTION_CHANGED_CHANNEL } from '../tokens';
+import { SUBSCRIPTION_CHANGED_CHANNEL } from '../core/tokens';
 
 /** An event as the fan-out received it (a validated CloudEvent). */
 export interface IncomingEvent {
@@ -22,6 +17,8 @@ export interface IncomingEvent {
   /** Absent on events published before sequences existed. */
   sequence: number | null;
   data: unknown;
+  /** The fan-out's trace context, when traced: each delivery attempt's span is its child. */
+  traceparent: string | null;
 }
 
 /** A delivery a replica holds: everything needed to send it without another query. */
@@ -35,14 +32,17 @@ export interface ClaimedDelivery {
   max_attempts: number;
   url: string;
   dialect: Dialect;
-  secret: string;
-  /** The rotated-out secret while its grace period lasts, else null. */
-  previous_secret: string | null;
+  /** Encrypted (SecretCipher); null on a subscription a release before encryption created. */
+  secret_encrypted: string | null;
+  /** The rotated-out secret, encrypted, while its grace period lasts, else null. */
+  previous_secret_encrypted: string | null;
   occurred_at: Date;
   /** Null on test sends (and events stored before sequences existed). */
   conversation_id: string | null;
   sequence: number | null;
   data: unknown;
+  /** The stored event's fan-out trace context (docs/operations.md "Tracing"). */
+  traceparent: string | null;
 }
 
 export interface Completion {
@@ -61,31 +61,29 @@ export interface Completion {
   gone: boolean;
 }
 
-type AttemptRow = Omit<DeliveryAttemptView, 'started_at'> & { started_at: Date };
-
-interface DeliveryRow {
-  id: string;
-  subscription_id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempt_count: number;
-  next_attempt_at: Date | null;
-  last_attempt_at: Date | null;
-  last_status_code: number | null;
-  created_at: Date;
-  completed_at: Date | null;
-}
-
-const DELIVERY_COLUMNS = `id, subscription_id, event_id, event_type, status, attempt_count, next_attempt_at,
-  last_attempt_at, last_status_code, created_at, completed_at`;
-
 /** What a sender needs, joined onto claimed deliveries `c` (subscription `s`). */
 const SEND_COLUMNS = `c.id, c.account_id, c.subscription_id, c.event_id, c.event_type, c.attempt_count, c.max_attempts,
-  s.url, s.dialect, s.secret,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
+  s.url, s.dialect, s.secret_encrypted,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_encrypted END AS previous_secret_encrypted`;
 
-/** What `*` stands for (docs/webhooks.md): the interface's four public types, not those added since. */
+/**
+ * Delivery `alias` may be claimed: no earlier delivery of its conversation to the same subscription
+ * is still waiting for its first attempt (wherever it is: unclaimed, another replica's, in flight).
+ * This is what keeps a conversation's deliveries to an endpoint in `sequence` order across fan-out
+ * batches, claims and replicas; a failed attempt no longer holds the next ones back (its retry may
+ * be overtaken). Deliveries claimed by the same fan-out statement are sorted by the dispatcher.
+ */
+const FIRST_IN_LINE = (alias: string) => `NOT EXISTS (
+         SELECT 1 FROM webhooks.deliveries earlier
+          WHERE earlier.subscription_id = ${alias}.subscription_id
+            AND earlier.conversation_id = ${alias}.conversation_id
+            AND earlier.sequence < ${alias}.sequence
+            AND earlier.status = 'pending' AND earlier.attempt_count = 0)`;
+
+/** The event that erases what is stored of its conversation (eraseConversations). */
+export const DELETED_EVENT: EventType = 'conversation.deleted';
+
+/** What `*` stands for (docs/webhooks.md): the four original public types, not those added since. */
 const WILDCARD_TYPES = `ARRAY[${PUBLIC_EVENT_TYPES.map((type) => `'${type}'`).join(', ')}]::text[]`;
 
 const SQL = {
@@ -93,42 +91,48 @@ const SQL = {
    * The whole fan-out of a batch of events in one statement: store each event that has at least
    * one matching enabled subscription (once: a redelivered event conflicts on the primary key and
    * creates nothing), create one delivery per match, and claim them for this replica ($7) unless
-   * it has no room for that subscription ($8) or at all ($7 null).
+   * it has no room for that subscription ($8) or at all ($7 null), or an earlier delivery of the
+   * conversation waits for its first attempt.
    */
   fanOut: prepare<ClaimedDelivery & { claimed: boolean }>(
     `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[], $10::uuid[],
-                            $11::int[])
-         AS i(id, account_id, type, occurred_at, data, conversation_id, sequence)
+                            $11::int[], $12::text[])
+         AS i(id, account_id, type, occurred_at, data, conversation_id, sequence, traceparent)
      ), matched AS (
-       SELECT i.id AS event_id, i.account_id, i.type, s.id AS subscription_id
+       SELECT i.id AS event_id, i.account_id, i.type, i.conversation_id, i.sequence, s.id AS subscription_id
          FROM input i
          JOIN webhooks.subscriptions s
            ON s.account_id = i.account_id AND s.status = 'enabled'
           AND s.events && CASE WHEN i.type = ANY(${WILDCARD_TYPES}) THEN ARRAY[i.type, '*'] ELSE ARRAY[i.type] END
+     ), claimable AS (
+       SELECT m.*, $7::uuid IS NOT NULL AND m.subscription_id <> ALL($8::uuid[]) AND ${FIRST_IN_LINE('m')} AS claim
+         FROM matched m
      ), stored AS (
-       INSERT INTO webhooks.events (id, account_id, type, occurred_at, data, conversation_id, sequence)
-       SELECT i.id, i.account_id, i.type, i.occurred_at, i.data, i.conversation_id, i.sequence FROM input i
+       INSERT INTO webhooks.events (id, account_id, type, occurred_at, data, conversation_id, sequence, traceparent)
+       SELECT i.id, i.account_id, i.type, i.occurred_at, i.data, i.conversation_id, i.sequence, i.traceparent
+         FROM input i
         WHERE EXISTS (SELECT 1 FROM matched m WHERE m.event_id = i.id)
        ON CONFLICT (id) DO NOTHING
        RETURNING id
      ), created AS (
        INSERT INTO webhooks.deliveries
-         (id, account_id, subscription_id, event_id, event_type, status, max_attempts, next_attempt_at, lease_owner, lease_until)
+         (id, account_id, subscription_id, event_id, event_type, status, max_attempts, next_attempt_at,
+          lease_owner, lease_until, conversation_id, sequence)
        SELECT gen_random_uuid(), m.account_id, m.subscription_id, m.event_id, m.type, 'pending', $6, now(),
-              CASE WHEN m.subscription_id = ANY($8::uuid[]) THEN NULL ELSE $7::uuid END,
-              CASE WHEN $7::uuid IS NULL OR m.subscription_id = ANY($8::uuid[]) THEN NULL
-                   ELSE now() + make_interval(secs => $9) END
-         FROM matched m JOIN stored ON stored.id = m.event_id
+              CASE WHEN m.claim THEN $7::uuid END,
+              CASE WHEN m.claim THEN now() + make_interval(secs => $9) END,
+              m.conversation_id, m.sequence
+         FROM claimable m JOIN stored ON stored.id = m.event_id
        RETURNING id, account_id, subscription_id, event_id, event_type, attempt_count, max_attempts, lease_owner
      )
-     SELECT ${SEND_COLUMNS}, i.occurred_at, i.data, i.conversation_id, i.sequence,
+     SELECT ${SEND_COLUMNS}, i.occurred_at, i.data, i.conversation_id, i.sequence, i.traceparent,
             c.lease_owner IS NOT NULL AS claimed
        FROM created c
        JOIN webhooks.subscriptions s ON s.id = c.subscription_id
        JOIN input i ON i.id = c.event_id`,
   ),
-  /** Due deliveries of enabled subscriptions nobody holds, oldest first, for this replica. */
+  /** Due deliveries of enabled subscriptions nobody holds, first in line, oldest first, for this replica. */
   claimDue: prepare<ClaimedDelivery>(
     `WITH due AS (
        SELECT d.id FROM webhooks.deliveries d
@@ -136,6 +140,7 @@ const SQL = {
           AND (d.lease_until IS NULL OR d.lease_until < now())
           AND d.subscription_id <> ALL($3::uuid[])
           AND EXISTS (SELECT 1 FROM webhooks.subscriptions s WHERE s.id = d.subscription_id AND s.status = 'enabled')
+          AND ${FIRST_IN_LINE('d')}
         ORDER BY d.next_attempt_at
         LIMIT $4
         FOR UPDATE OF d SKIP LOCKED
@@ -144,7 +149,7 @@ const SQL = {
          FROM due WHERE d.id = due.id
        RETURNING d.id, d.account_id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts
      )
-     SELECT ${SEND_COLUMNS}, e.occurred_at, e.data, e.conversation_id, e.sequence
+     SELECT ${SEND_COLUMNS}, e.occurred_at, e.data, e.conversation_id, e.sequence, e.traceparent
        FROM c
        JOIN webhooks.subscriptions s ON s.id = c.subscription_id
        JOIN webhooks.events e ON e.id = c.event_id`,
@@ -201,6 +206,30 @@ const SQL = {
         AND ($3::int IS NULL OR failing_since < now() - make_interval(days => $3))
       RETURNING id`,
   ),
+  /**
+   * What `conversation.deleted` erases here, for each (account $1, conversation $2): deliveries of
+   * the conversation's earlier events still pending are cancelled (they end as failed, never
+   * sent), the responses their receivers gave are dropped from the attempt log, and the stored
+   * events themselves (their content) are deleted. The delivery rows stay, without a body.
+   */
+  eraseConversations: prepare(
+    `WITH gone AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[]) AS g(account_id, conversation_id)
+     ), cancelled AS (
+       UPDATE webhooks.deliveries d
+          SET status = 'failed', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, completed_at = now()
+         FROM gone g
+        WHERE d.conversation_id = g.conversation_id AND d.account_id = g.account_id AND d.status = 'pending'
+          AND d.event_type <> '${DELETED_EVENT}'
+     ), responses AS (
+       UPDATE webhooks.delivery_attempts a SET response_body = NULL
+         FROM webhooks.deliveries d, gone g
+        WHERE a.delivery_id = d.id AND d.conversation_id = g.conversation_id AND d.account_id = g.account_id
+          AND d.event_type <> '${DELETED_EVENT}' AND a.response_body IS NOT NULL
+     )
+     DELETE FROM webhooks.events e USING gone g
+      WHERE e.conversation_id = g.conversation_id AND e.account_id = g.account_id AND e.type <> '${DELETED_EVENT}'`,
+  ),
   pauseDeliveries: prepare(
     `UPDATE webhooks.deliveries SET next_attempt_at = NULL
       WHERE subscription_id = ANY($1::uuid[]) AND status = 'pending' AND next_attempt_at IS NOT NULL`,
@@ -208,43 +237,13 @@ const SQL = {
   notifyChanged: prepare(
     `SELECT pg_notify('${SUBSCRIPTION_CHANGED_CHANNEL}', id::text) FROM unnest($1::uuid[]) AS id`,
   ),
-  notifyDue: prepare(`SELECT pg_notify('${DUE_CHANNEL}', '')`),
-  insertEvent: prepare(
-    `INSERT INTO webhooks.events (id, account_id, type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)`,
-  ),
-  insertDelivery: prepare<DeliveryRow>(
-    `INSERT INTO webhooks.deliveries (id, account_id, subscription_id, event_id, event_type, status, max_attempts, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6, now()) RETURNING ${DELIVERY_COLUMNS}`,
-  ),
-  page: prepare<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries
-      WHERE subscription_id = $1 AND account_id = $2 AND ($3::text IS NULL OR status = $3)
-      ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`,
-  ),
-  count: prepare<{ total: number }>(
-    `SELECT count(*)::int AS total FROM webhooks.deliveries
-      WHERE subscription_id = $1 AND account_id = $2 AND ($3::text IS NULL OR status = $3)`,
-  ),
-  find: prepare<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries WHERE id = $1 AND subscription_id = $2 AND account_id = $3`,
-  ),
-  attempts: prepare<AttemptRow>(
-    `SELECT attempt, started_at, duration_ms, status_code, response_body, error FROM webhooks.delivery_attempts
-      WHERE delivery_id = $1 AND account_id = $2 ORDER BY attempt`,
-  ),
-  lock: prepare<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhooks.deliveries
-      WHERE id = $1 AND subscription_id = $2 AND account_id = $3 FOR UPDATE`,
-  ),
-  /** A manual retry: one more attempt, due now, under the same event (so the same webhook-id). */
-  retry: prepare<DeliveryRow>(
-    `UPDATE webhooks.deliveries
-        SET status = 'pending', max_attempts = attempt_count + 1, next_attempt_at = now(), completed_at = NULL
-      WHERE id = $1 AND account_id = $2 RETURNING ${DELIVERY_COLUMNS}`,
-  ),
 };
 
-/** All SQL on events, deliveries and their attempts. */
+/**
+ * The delivery engine's SQL: the fan-out of events into deliveries, claims and their leases, and the
+ * completion of attempts with its effect on the subscriptions. What the API reads and changes is
+ * in subscriptions/delivery-log.repository.ts.
+ */
 @Injectable()
 export class DeliveriesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -266,8 +265,18 @@ export class DeliveriesRepository {
       claim.leaseSeconds,
       events.map((e) => e.conversationId),
       events.map((e) => e.sequence),
+      events.map((e) => e.traceparent),
     ]);
     return rows;
+  }
+
+  /** Erases what is stored of the conversations these `conversation.deleted` events name. */
+  async eraseConversations(deleted: IncomingEvent[]): Promise<void> {
+    if (deleted.length === 0) return;
+    await execute(this.db, SQL.eraseConversations, [
+      deleted.map((e) => e.accountId),
+      deleted.map((e) => e.conversationId),
+    ]);
   }
 
   async claimDue(
@@ -335,99 +344,4 @@ export class DeliveriesRepository {
     const { rows } = await execute(tx, SQL.disable, [ids, reason, afterDays]);
     return rows.map((row) => row.id);
   }
-
-  /** A test send: its own event and one delivery, due now; dispatchers are woken on commit. */
-  async insertTestDelivery(
-    tx: EntityManager,
-    accountId: string,
-    subscriptionId: string,
-    ids: { event: string; delivery: string },
-    type: string,
-    data: unknown,
-    maxAttempts: number,
-  ): Promise<DeliveryView> {
-    await execute(tx, SQL.insertEvent, [
-      ids.event,
-      accountId,
-      type,
-      new Date().toISOString(),
-      JSON.stringify(data),
-    ]);
-    const {
-      rows: [row],
-    } = await execute(tx, SQL.insertDelivery, [
-      ids.delivery,
-      accountId,
-      subscriptionId,
-      ids.event,
-      type,
-      maxAttempts,
-    ]);
-    await execute(tx, SQL.notifyDue, []);
-    return toDeliveryView(row);
-  }
-
-  async page(
-    accountId: string,
-    subscriptionId: string,
-    status: DeliveryStatus | undefined,
-    limit: number,
-    offset: number,
-  ): Promise<{ rows: DeliveryView[]; total: number }> {
-    const filter = [subscriptionId, accountId, status ?? null];
-    const [{ rows }, count] = await Promise.all([
-      execute(this.db, SQL.page, [...filter, limit, offset]),
-      execute(this.db, SQL.count, filter),
-    ]);
-    return { rows: rows.map(toDeliveryView), total: count.rows[0].total };
-  }
-
-  async findWithAttempts(
-    accountId: string,
-    subscriptionId: string,
-    deliveryId: string,
-  ): Promise<DeliveryWithAttemptsView | undefined> {
-    const {
-      rows: [row],
-    } = await execute(this.db, SQL.find, [deliveryId, subscriptionId, accountId]);
-    if (!row) return undefined;
-    const { rows: attempts } = await execute(this.db, SQL.attempts, [deliveryId, accountId]);
-    return {
-      ...toDeliveryView(row),
-      attempts: attempts.map((a) => ({ ...a, started_at: a.started_at.toISOString() })),
-    };
-  }
-
-  async lock(tx: EntityManager, accountId: string, subscriptionId: string, deliveryId: string) {
-    const {
-      rows: [row],
-    } = await execute(tx, SQL.lock, [deliveryId, subscriptionId, accountId]);
-    return row && toDeliveryView(row);
-  }
-
-  async markForRetry(tx: EntityManager, accountId: string, deliveryId: string): Promise<DeliveryView> {
-    const {
-      rows: [row],
-    } = await execute(tx, SQL.retry, [deliveryId, accountId]);
-    await execute(tx, SQL.notifyDue, []);
-    return toDeliveryView(row);
-  }
-}
-
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
-
-export function toDeliveryView(row: DeliveryRow): DeliveryView {
-  return {
-    id: row.id,
-    webhook_id: row.subscription_id,
-    event_id: row.event_id,
-    event_type: row.event_type as DeliveryView['event_type'],
-    status: row.status,
-    attempt_count: row.attempt_count,
-    next_attempt_at: row.status === 'pending' ? iso(row.next_attempt_at) : null,
-    last_attempt_at: iso(row.last_attempt_at),
-    last_status_code: row.last_status_code,
-    created_at: row.created_at.toISOString(),
-    completed_at: iso(row.completed_at),
-  };
 }

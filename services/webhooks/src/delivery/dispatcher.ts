@@ -6,8 +6,9 @@ import type { Logger } from 'pino';
 import type { WebhooksConfig } from '@app/config';
 import { DeliveryStatus, renderEventData } from '@app/contracts';
 import { isEventType, renderEventType } from '@app/dialects';
-import { DUE_CHANNEL, LOGGER, SUBSCRIPTION_CHANGED_CHANNEL, WEBHOOKS_CONFIG } from '../tokens';
-import { WebhookMetrics } from '../webhook-metrics';
+import { DUE_CHANNEL, LOGGER, SUBSCRIPTION_CHANGED_CHANNEL, WEBHOOKS_CONFIG } from '../core/tokens';
+import { SecretCipher } from '../secrets/secret-cipher';
+import { WebhookMetrics } from './webhook-metrics';
 import { ClaimedDelivery, Completion, DeliveriesRepository } from './deliveries.repository';
 import { nextAttemptDelayMs } from './retry-schedule';
 import { AttemptResult, WebhookSender } from './webhook-sender';
@@ -33,11 +34,12 @@ interface EndpointQueue {
  * (WEBHOOK_MAX_IN_FLIGHT); a subscription that already has enough work here is left out of claims,
  * so a slow or dead endpoint occupies at most its own slots and never holds up the others.
  *
- * Within one endpoint, a conversation's deliveries go one at a time in `sequence` order: the next
- * starts once the previous attempt has finished (whatever its outcome), so a subscriber sees
- * conversation.started before the first message's event. Before this, the endpoint's concurrent
- * slots sent the events of one fan-out batch side by side and they arrived in any order. A failed
- * attempt's retry comes later and may be overtaken; `sequence` in the body tells the order.
+ * Within one endpoint, a conversation's deliveries go one at a time in `sequence` order: none is
+ * claimed while an earlier one of its conversation still waits for its first attempt (the claims'
+ * rule, in the repository), and those claimed together wait here for the previous attempt to
+ * finish (whatever its outcome), so a subscriber sees conversation.started before the first
+ * message's event, however the events were batched and claimed. A failed attempt's retry comes
+ * later and may be overtaken; `sequence` in the body tells the order.
  *
  * Leases of everything held are renewed while it is held; if the replica dies they lapse and
  * another replica (or this one, restarted) claims the work. Outcomes are written in batches.
@@ -70,6 +72,7 @@ export class Dispatcher {
     @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: WebhookMetrics,
+    private readonly cipher: SecretCipher,
   ) {
     this.listener = new PgListener({
       settings: config,
@@ -219,7 +222,8 @@ export class Dispatcher {
         url: delivery.url,
         webhookId: delivery.event_id,
         body: renderBody(delivery),
-        secrets: delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret],
+        secrets: this.signingSecrets(delivery),
+        traceparent: delivery.traceparent,
       });
     } catch (error) {
       result = {
@@ -233,6 +237,15 @@ export class Dispatcher {
     }
     this.metrics.attempted(result, delivery.occurred_at);
     this.complete(delivery, result);
+  }
+
+  /** The current secret, then the rotated-out one in its grace period; decrypted for this attempt only. */
+  private signingSecrets(delivery: ClaimedDelivery): string[] {
+    if (delivery.secret_encrypted === null)
+      throw new Error('the signing secret is not encrypted yet: run `cms secrets:reencrypt`');
+    return [delivery.secret_encrypted, delivery.previous_secret_encrypted]
+      .filter((stored): stored is string => stored !== null)
+      .map((stored) => this.cipher.decrypt(stored, delivery.subscription_id));
   }
 
   private complete(delivery: ClaimedDelivery, result: AttemptResult): void {

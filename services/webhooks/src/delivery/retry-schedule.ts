@@ -1,5 +1,5 @@
 /**
- * When the next attempt goes (DESIGN.md, Events). `schedule[n-1]` is the delay in seconds after
+ * When the next attempt goes (docs/webhooks.md). `schedule[n-1]` is the delay in seconds after
  * the n-th failed attempt; there are schedule.length + 1 attempts in all. Each delay gets up to
  * 10% of jitter added (never less than scheduled), so deliveries that failed together do not all
  * return at the same instant. A Retry-After from the subscriber (429, 503) is a floor.

@@ -3,7 +3,7 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Where webhooks may go (DESIGN.md, Pitfalls: SSRF). A subscription may not make this service
+ * Where webhooks may go (docs/webhooks.md, "Safety"). A subscription may not make this service
  * call into its own network: loopback, private, link-local, carrier-grade NAT, cloud metadata and
  * the other special-purpose ranges (ipaddr.js's) are refused, in IPv4 and IPv6, including IPv6
  * forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4). The check runs when a subscription is
@@ -116,6 +116,8 @@ export class TargetPolicy {
     if (url.username || url.password)
       return 'must not contain credentials (the signature authenticates deliveries)';
     if (url.hash) return 'must not contain a fragment';
+    // No connection can go to port 0 (the URL parser takes 0 to 65535).
+    if (url.port === '0') return 'must name a port from 1 to 65535, or none';
     if (this.allowPrivate) return undefined;
     try {
       await this.addressesFor(url.hostname);

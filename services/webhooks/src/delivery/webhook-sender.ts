@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { contextFrom, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
 import { signatureHeader } from './signature';
 import { parseRetryAfter } from './retry-schedule';
 import { TargetBlockedError, TargetPolicy } from './target-policy';
@@ -13,6 +14,8 @@ export interface OutgoingWebhook {
   body: string;
   /** Current secret first; a rotated-out one still in its grace period after it. */
   secrets: string[];
+  /** The trace context the attempt's span continues (its event's fan-out), if any. */
+  traceparent?: string | null;
 }
 
 /** Why an attempt got no HTTP response. */
@@ -53,7 +56,24 @@ export class WebhookSender {
     });
   }
 
+  /**
+   * One span per attempt (docs/operations.md "Tracing"), whose context the request carries in
+   * `traceparent`: the subscriber's own spans join the trace.
+   */
   async send(webhook: OutgoingWebhook): Promise<AttemptResult> {
+    const span = startSpan('webhook deliver', {
+      kind: SpanKind.CLIENT,
+      parent: contextFrom(webhook.traceparent ? { traceparent: webhook.traceparent } : undefined),
+      attributes: { 'http.request.method': 'POST', 'app.webhook_id': webhook.webhookId },
+    });
+    const result = await this.attempt(webhook, traceHeaders(span));
+    if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+    const succeeded = result.statusCode !== null && result.statusCode < 300;
+    endSpan(span, succeeded ? undefined : (result.error ?? `HTTP ${String(result.statusCode)}`));
+    return result;
+  }
+
+  private async attempt(webhook: OutgoingWebhook, trace: Record<string, string>): Promise<AttemptResult> {
     const startedAt = new Date();
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
@@ -67,6 +87,7 @@ export class WebhookSender {
         dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),
         headers: {
+          ...trace,
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
           'webhook-id': webhook.webhookId,

@@ -11,16 +11,18 @@ import {
 } from '@app/contracts';
 import { EVENT_TYPES } from '@app/dialects';
 import {
+  assertDeclared,
   consumer,
   DEAD_LETTER_QUEUE_OPTIONS,
   QUORUM_QUEUE_ARGUMENTS,
   type QueueDeclaration,
 } from '@app/messaging';
+import { contextFrom, endSpan, type Span, SpanKind, startSpan, traceHeaders } from '@app/observability';
 import { Coalescer } from '@app/runtime';
-import { DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
+import { DELETED_EVENT, DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
 import { Dispatcher } from '../delivery/dispatcher';
-import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from '../tokens';
-import { WebhookMetrics } from '../webhook-metrics';
+import { AMQP_CONNECTION, LOGGER, WEBHOOKS_CONFIG } from '../core/tokens';
+import { WebhookMetrics } from '../delivery/webhook-metrics';
 
 /** Events fanned out per statement. */
 const BATCH_SIZE = 500;
@@ -69,6 +71,8 @@ interface Received {
   event: IncomingEvent;
   /** The API request that caused the event (CloudEvents extension `requestid`), for the log. */
   requestId?: string;
+  /** The event's fan-out, a child of its publish (docs/operations.md "Tracing"). */
+  span: Span;
 }
 
 /**
@@ -102,11 +106,7 @@ export class EventConsumer {
       name: 'webhooks-fan-out',
       confirm: false,
       setup: async (channel: Channel) => {
-        await channel.assertExchange(CONVERSATIONS_EVENTS_EXCHANGE, 'topic', { durable: true });
-        await channel.assertQueue(WEBHOOKS_EVENTS_DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE_OPTIONS);
-        await channel.assertQueue(WEBHOOKS_EVENTS_QUEUE, EVENTS_QUEUE_OPTIONS);
-        for (const type of EVENT_TYPES)
-          await channel.bindQueue(WEBHOOKS_EVENTS_QUEUE, CONVERSATIONS_EVENTS_EXCHANGE, type);
+        for (const queue of EVENT_QUEUE_DECLARATIONS) await assertDeclared(channel, queue);
         await channel.prefetch(this.config.WEBHOOK_EVENTS_PREFETCH);
         const { consumerTag } = await channel.consume(
           WEBHOOKS_EVENTS_QUEUE,
@@ -143,7 +143,13 @@ export class EventConsumer {
       }
       return;
     }
-    this.pending.push({ channel, message, ...parsed });
+    const span = startSpan(`${CONVERSATIONS_EVENTS_EXCHANGE} process`, {
+      kind: SpanKind.CONSUMER,
+      parent: contextFrom(message.properties.headers),
+      attributes: { 'messaging.system': 'rabbitmq', 'messaging.message.id': parsed.event.id },
+    });
+    const event = { ...parsed.event, traceparent: traceHeaders(span).traceparent ?? null };
+    this.pending.push({ channel, message, requestId: parsed.requestId, event, span });
     this.flusher.wake();
   }
 
@@ -151,12 +157,16 @@ export class EventConsumer {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, BATCH_SIZE);
       try {
+        const events = uniqueEvents(batch);
+        // Before the fan-out: a deletion's own deliveries are created after the purge, never purged.
+        await this.deliveries.eraseConversations(events.filter((e) => e.type === DELETED_EVENT));
         const created = await this.deliveries.fanOut(
-          uniqueEvents(batch),
+          events,
           this.dispatcher.maxAttempts,
           this.dispatcher.claimAdvice(),
         );
         for (const { channel, message } of batch) settle(() => channel.ack(message));
+        for (const { span } of batch) endSpan(span);
         this.metrics.consumed('fanned_out', batch.length);
         this.logFannedOut(batch, created);
         const claimed = created.filter((delivery) => delivery.claimed);
@@ -169,6 +179,7 @@ export class EventConsumer {
         );
         await new Promise((resolve) => setTimeout(resolve, this.stopped ? 0 : FAILURE_BACKOFF_MS));
         for (const { channel, message } of batch) settle(() => channel.nack(message, false, true));
+        for (const { span } of batch) endSpan(span, error);
         this.metrics.consumed('requeued', batch.length);
       }
     }
@@ -208,7 +219,9 @@ function uniqueEvents(batch: Received[]): IncomingEvent[] {
   return [...byId.values()];
 }
 
-function parse(content: Buffer): Pick<Received, 'event' | 'requestId'> | undefined {
+function parse(
+  content: Buffer,
+): { event: Omit<IncomingEvent, 'traceparent'>; requestId?: string } | undefined {
   try {
     const result = cloudEvent.safeParse(JSON.parse(content.toString('utf8')));
     if (!result.success) return undefined;

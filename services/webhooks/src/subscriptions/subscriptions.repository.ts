@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { SubscribedEvent, SubscriptionStatus, WebhookView } from '@app/contracts';
 import type { Dialect } from '@app/dialects';
 import { execute, prepare, query } from '@app/database';
-import { SUBSCRIPTION_CHANGED_CHANNEL } from '../tokens';
+import { SUBSCRIPTION_CHANGED_CHANNEL } from '../core/tokens';
 
 export interface SubscriptionRow {
   id: string;
@@ -15,7 +15,6 @@ export interface SubscriptionRow {
   description: string | null;
   status: SubscriptionStatus;
   disabled_reason: string | null;
-  secret: string;
   failing_since: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -28,7 +27,8 @@ export interface NewSubscription {
   dialect: Dialect;
   description: string | null;
   status: SubscriptionStatus;
-  secret: string;
+  /** The signing secret as SecretCipher encrypted it for this id. */
+  secretEncrypted: string;
 }
 
 export interface SubscriptionChanges {
@@ -39,11 +39,11 @@ export interface SubscriptionChanges {
   status?: SubscriptionStatus;
 }
 
-const COLUMNS = `id, account_id, url, events, dialect, description, status, disabled_reason, secret, failing_since, created_at, updated_at`;
+const COLUMNS = `id, account_id, url, events, dialect, description, status, disabled_reason, failing_since, created_at, updated_at`;
 
 const SQL = {
   insert: prepare<SubscriptionRow>(
-    `INSERT INTO webhooks.subscriptions (id, account_id, url, events, dialect, description, status, secret)
+    `INSERT INTO webhooks.subscriptions (id, account_id, url, events, dialect, description, status, secret_encrypted)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
   ),
   page: prepare<SubscriptionRow>(
@@ -64,8 +64,9 @@ const SQL = {
   ),
   rotate: prepare<SubscriptionRow>(
     `UPDATE webhooks.subscriptions
-        SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(hours => $4),
-            secret = $3, updated_at = now()
+        SET previous_secret_encrypted = secret_encrypted,
+            previous_secret_expires_at = now() + make_interval(hours => $4),
+            secret_encrypted = $3, updated_at = now()
       WHERE id = $1 AND account_id = $2 RETURNING ${COLUMNS}`,
   ),
   // A disabled subscription's pending deliveries are paused (off the due index) until re-enabled.
@@ -96,7 +97,7 @@ export class SubscriptionsRepository {
       row.dialect,
       row.description,
       row.status,
-      row.secret,
+      row.secretEncrypted,
     ]);
     return inserted;
   }
@@ -128,59 +129,60 @@ export class SubscriptionsRepository {
    * reason and the failure streak and resumes them. Replicas holding queued deliveries of it are
    * told, so they drop them and claim them again with the new settings.
    */
-  update(accountId: string, id: string, changes: SubscriptionChanges): Promise<SubscriptionRow | undefined> {
-    return this.db.transaction(async (tx) => {
-      const current = await this.lock(tx, accountId, id);
-      if (!current) return undefined;
-      const sets: string[] = [];
-      const params: unknown[] = [id, accountId];
-      const set = (column: string, value: unknown) => {
-        params.push(value);
-        sets.push(`${column} = $${params.length}`);
-      };
-      if (changes.url !== undefined) set('url', changes.url);
-      if (changes.events !== undefined) set('events', changes.events);
-      if (changes.dialect !== undefined) set('dialect', changes.dialect);
-      if (changes.description !== undefined) set('description', changes.description);
-      const enabling = changes.status === 'enabled' && current.status !== 'enabled';
-      const disabling = changes.status === 'disabled' && current.status !== 'disabled';
-      if (enabling) sets.push(`status = 'enabled', disabled_reason = NULL, failing_since = NULL`);
-      if (disabling) sets.push(`status = 'disabled', disabled_reason = 'disabled_by_user'`);
-      if (sets.length === 0) return current;
-      const {
-        rows: [updated],
-      } = await query<SubscriptionRow>(
-        tx,
-        `UPDATE webhooks.subscriptions SET ${sets.join(', ')}, updated_at = now()
-          WHERE id = $1 AND account_id = $2 RETURNING ${COLUMNS}`,
-        params,
-      );
-      if (enabling) await execute(tx, SQL.resumeDeliveries, [id]);
-      if (disabling) await execute(tx, SQL.pauseDeliveries, [id]);
-      await execute(tx, SQL.notifyChanged, [id]);
-      return updated;
-    });
+  async update(
+    tx: EntityManager,
+    accountId: string,
+    id: string,
+    changes: SubscriptionChanges,
+  ): Promise<SubscriptionRow | undefined> {
+    const current = await this.lock(tx, accountId, id);
+    if (!current) return undefined;
+    const sets: string[] = [];
+    const params: unknown[] = [id, accountId];
+    const set = (column: string, value: unknown) => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}`);
+    };
+    if (changes.url !== undefined) set('url', changes.url);
+    if (changes.events !== undefined) set('events', changes.events);
+    if (changes.dialect !== undefined) set('dialect', changes.dialect);
+    if (changes.description !== undefined) set('description', changes.description);
+    const enabling = changes.status === 'enabled' && current.status !== 'enabled';
+    const disabling = changes.status === 'disabled' && current.status !== 'disabled';
+    if (enabling) sets.push(`status = 'enabled', disabled_reason = NULL, failing_since = NULL`);
+    if (disabling) sets.push(`status = 'disabled', disabled_reason = 'disabled_by_user'`);
+    if (sets.length === 0) return current;
+    const {
+      rows: [updated],
+    } = await query<SubscriptionRow>(
+      tx,
+      `UPDATE webhooks.subscriptions SET ${sets.join(', ')}, updated_at = now()
+        WHERE id = $1 AND account_id = $2 RETURNING ${COLUMNS}`,
+      params,
+    );
+    if (enabling) await execute(tx, SQL.resumeDeliveries, [id]);
+    if (disabling) await execute(tx, SQL.pauseDeliveries, [id]);
+    await execute(tx, SQL.notifyChanged, [id]);
+    return updated;
   }
 
   /** Deletes the subscription with its deliveries and their attempts. */
-  delete(accountId: string, id: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const { rowCount } = await execute(tx, SQL.delete, [id, accountId]);
-      if (rowCount > 0) await execute(tx, SQL.notifyChanged, [id]);
-      return rowCount > 0;
-    });
+  async delete(tx: EntityManager, accountId: string, id: string): Promise<boolean> {
+    const { rowCount } = await execute(tx, SQL.delete, [id, accountId]);
+    if (rowCount > 0) await execute(tx, SQL.notifyChanged, [id]);
+    return rowCount > 0;
   }
 
   async rotateSecret(
     tx: EntityManager,
     accountId: string,
     id: string,
-    secret: string,
+    secretEncrypted: string,
     graceHours: number,
   ): Promise<SubscriptionRow | undefined> {
     const {
       rows: [row],
-    } = await execute(tx, SQL.rotate, [id, accountId, secret, graceHours]);
+    } = await execute(tx, SQL.rotate, [id, accountId, secretEncrypted, graceHours]);
     if (row) await execute(tx, SQL.notifyChanged, [id]);
     return row;
   }

@@ -58,4 +58,9 @@ export class WebhooksHandler {
   retryDelivery(@Payload() request: RpcCall<typeof WebhookRpc.retryDelivery>) {
     return this.service.retryDelivery(request);
   }
+
+  @HandlesRpc(WebhookRpc.replay)
+  replay(@Payload() request: RpcCall<typeof WebhookRpc.replay>) {
+    return this.service.replay(request);
+  }
 }

@@ -16,10 +16,11 @@ import {
 import { CommandLog } from '@app/database';
 import { isPublicEventType } from '@app/dialects';
 import { DomainError } from '@app/errors';
-import { DeliveriesRepository } from '../delivery/deliveries.repository';
 import { newSecret } from '../delivery/signature';
+import { SecretCipher } from '../secrets/secret-cipher';
 import { TargetPolicy } from '../delivery/target-policy';
-import { WEBHOOKS_CONFIG } from '../tokens';
+import { WEBHOOKS_CONFIG } from '../core/tokens';
+import { DeliveryLogRepository } from './delivery-log.repository';
 import { SubscriptionsRepository, toWebhookView } from './subscriptions.repository';
 
 /** After a rotation the previous secret keeps signing (a second signature) this long, as with Svix. */
@@ -35,28 +36,31 @@ const deliveryNotFound = (id: unknown) =>
 export class WebhooksService {
   constructor(
     private readonly subscriptions: SubscriptionsRepository,
-    private readonly deliveries: DeliveriesRepository,
+    private readonly deliveries: DeliveryLogRepository,
     private readonly commands: CommandLog,
     private readonly targets: TargetPolicy,
+    private readonly cipher: SecretCipher,
     @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
   ) {}
 
   async create(request: RpcCall<typeof WebhookRpc.create>): Promise<WebhookWithSecretView> {
     const command = request.data;
     await this.checkUrl(command.url);
-    return this.commands.applyOnce(request, async (tx) => {
-      const secret = newSecret();
+    const stored = await this.commands.applyOnce(request, async (tx) => {
+      const id = randomUUID();
+      const secretEncrypted = this.cipher.encrypt(newSecret(), id);
       const row = await this.subscriptions.insert(tx, request.accountId, {
-        id: randomUUID(),
+        id,
         url: command.url,
         events: normaliseEvents(command.events),
         dialect: command.dialect ?? 'en',
         description: command.description ?? null,
         status: command.status ?? 'enabled',
-        secret,
+        secretEncrypted,
       });
-      return { ...toWebhookView(row), secret };
+      return { ...toWebhookView(row), secret: secretEncrypted };
     });
+    return this.withSecretInClear(stored);
   }
 
   async list(request: RpcCall<typeof WebhookRpc.list>): Promise<WebhookPage> {
@@ -75,34 +79,48 @@ export class WebhooksService {
   async update(request: RpcCall<typeof WebhookRpc.update>): Promise<WebhookView> {
     const { webhookId, ...changes } = request.data;
     if (changes.url !== undefined) await this.checkUrl(changes.url);
-    const row = await this.subscriptions.update(request.accountId, webhookId, {
-      ...changes,
-      ...(changes.events && { events: normaliseEvents(changes.events) }),
+    return this.commands.applyOnce(request, async (tx) => {
+      const row = await this.subscriptions.update(tx, request.accountId, webhookId, {
+        ...changes,
+        ...(changes.events && { events: normaliseEvents(changes.events) }),
+      });
+      if (!row) throw webhookNotFound(webhookId);
+      return toWebhookView(row);
     });
-    if (!row) throw webhookNotFound(webhookId);
-    return toWebhookView(row);
   }
 
-  async delete(request: RpcCall<typeof WebhookRpc.delete>): Promise<null> {
-    const { webhookId } = request.data;
-    if (!(await this.subscriptions.delete(request.accountId, webhookId))) throw webhookNotFound(webhookId);
-    return null;
-  }
-
-  rotateSecret(request: RpcCall<typeof WebhookRpc.rotateSecret>): Promise<WebhookWithSecretView> {
+  delete(request: RpcCall<typeof WebhookRpc.delete>): Promise<null> {
     const { webhookId } = request.data;
     return this.commands.applyOnce(request, async (tx) => {
-      const secret = newSecret();
+      if (!(await this.subscriptions.delete(tx, request.accountId, webhookId)))
+        throw webhookNotFound(webhookId);
+      return null;
+    });
+  }
+
+  async rotateSecret(request: RpcCall<typeof WebhookRpc.rotateSecret>): Promise<WebhookWithSecretView> {
+    const { webhookId } = request.data;
+    const stored = await this.commands.applyOnce(request, async (tx) => {
+      const secretEncrypted = this.cipher.encrypt(newSecret(), webhookId);
       const row = await this.subscriptions.rotateSecret(
         tx,
         request.accountId,
         webhookId,
-        secret,
+        secretEncrypted,
         SECRET_ROTATION_GRACE_HOURS,
       );
       if (!row) throw webhookNotFound(webhookId);
-      return { ...toWebhookView(row), secret };
+      return { ...toWebhookView(row), secret: secretEncrypted };
     });
+    return this.withSecretInClear(stored);
+  }
+
+  /**
+   * The reply of a create or rotate-secret command is stored (and replayed for a repeat) with the
+   * secret encrypted as on its row; only the answer sent back holds it in clear.
+   */
+  private withSecretInClear(stored: WebhookWithSecretView): WebhookWithSecretView {
+    return { ...stored, secret: this.cipher.decrypt(stored.secret, stored.id) };
   }
 
   /** Sends `webhook.test` to this subscription alone, through the normal delivery path. */
@@ -164,7 +182,28 @@ export class WebhooksService {
           'This delivery is still being attempted; retry it once it has failed.',
         );
       }
-      return this.deliveries.markForRetry(tx, request.accountId, deliveryId);
+      const retried = await this.deliveries.markForRetry(tx, request.accountId, deliveryId);
+      // Its event went with its deleted conversation: there is nothing left to send.
+      if (!retried) throw deliveryNotFound(deliveryId);
+      return retried;
+    });
+  }
+
+  /** A part of a replay (the gateway reads the window's events): new deliveries under the events' ids. */
+  replay(request: RpcCall<typeof WebhookRpc.replay>): Promise<{ events: number }> {
+    const { webhookId, events } = request.data;
+    return this.commands.applyOnce(request, async (tx) => {
+      const row = await this.subscriptions.lock(tx, request.accountId, webhookId);
+      if (!row) throw webhookNotFound(webhookId);
+      if (row.status !== 'enabled') throw disabled(webhookId);
+      await this.deliveries.insertReplay(
+        tx,
+        request.accountId,
+        webhookId,
+        events,
+        this.config.WEBHOOK_RETRY_SCHEDULE.length + 1,
+      );
+      return { events: events.length };
     });
   }
 

@@ -1,0 +1,105 @@
+import http from 'node:http';
+import { percentile } from '../libs/testing/src/percentile';
+
+/**
+ * An open-loop HTTP load: requests are sent at a fixed rate whatever the answers (a closed loop,
+ * such as autocannon's, sends the next only when one comes back, so a slow server is offered less
+ * and never overloaded). Each latency runs from the time the request was due, so time spent
+ * waiting for a free connection on this side counts too (no coordinated omission). Bounded: at
+ * most `connections` sockets, and at most 4 x `connections` requests due but unanswered; past
+ * that a due request is not sent and counted as `notSent` (the driver, or the server, is stuck).
+ */
+export interface OpenLoopOptions {
+  url: string;
+  /** Requests per second. */
+  rate: number;
+  seconds: number;
+  connections: number;
+  /** Headers of the i-th request (a key per account, say). */
+  headers: (i: number) => http.OutgoingHttpHeaders;
+  /** Latencies of responses to requests due in the first this many ms are not kept (sockets opening). */
+  warmUpMs?: number;
+  timeoutMs?: number;
+}
+
+export interface OpenLoopResult {
+  rate: number;
+  seconds: number;
+  connections: number;
+  statuses: Record<number, number>;
+  /** 200 responses per second over the run. */
+  admittedPerSecond: number;
+  /** Client-side latency of 200 responses, ms from when the request was due. */
+  admittedP50Ms: number;
+  admittedP99Ms: number;
+  admittedMaxMs: number;
+  errors: number;
+  notSent: number;
+}
+
+export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+  if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(options.url)) throw new Error(`loopback only, not ${options.url}`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const statuses: Record<number, number> = {};
+  const latencies: number[] = [];
+  let errors = 0;
+  let notSent = 0;
+  let outstanding = 0;
+  const total = Math.round(options.rate * options.seconds);
+  const warmUpMs = options.warmUpMs ?? 1000;
+  const started = performance.now();
+  const finished: Array<Promise<void>> = [];
+  let sent = 0;
+
+  const send = (i: number, dueAt: number) =>
+    new Promise<void>((resolve) => {
+      outstanding += 1;
+      const done = (status?: number) => {
+        outstanding -= 1;
+        if (status === undefined) errors += 1;
+        else {
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status === 200 && dueAt - started >= warmUpMs) latencies.push(performance.now() - dueAt);
+        }
+        resolve();
+      };
+      const request = http.get(options.url, { agent, headers: options.headers(i) }, (response) => {
+        response.resume();
+        response.once('end', () => done(response.statusCode));
+        response.once('error', () => done());
+      });
+      request.setTimeout(options.timeoutMs ?? 10_000, () => request.destroy());
+      request.once('error', () => done());
+    });
+
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      while (sent < total) {
+        const dueAt = started + (sent * 1000) / options.rate;
+        if (dueAt > now) break;
+        if (outstanding >= 4 * options.connections) notSent += 1;
+        else finished.push(send(sent, dueAt));
+        sent += 1;
+      }
+      if (sent >= total) resolve();
+      else setTimeout(tick, 1);
+    };
+    tick();
+  });
+  await Promise.all(finished);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    rate: options.rate,
+    seconds: options.seconds,
+    connections: options.connections,
+    statuses,
+    admittedPerSecond: Math.round((statuses[200] ?? 0) / options.seconds),
+    admittedP50Ms: Math.round(percentile(latencies, 50)),
+    admittedP99Ms: Math.round(percentile(latencies, 99)),
+    admittedMaxMs: Math.round(latencies[latencies.length - 1] ?? NaN),
+    errors,
+    notSent,
+  };
+}

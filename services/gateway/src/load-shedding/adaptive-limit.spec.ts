@@ -1,0 +1,89 @@
+import { AdaptiveLimit } from './adaptive-limit';
+
+/**
+ * The adaptive concurrency limit: it follows the time requests take, so the queue inside the
+ * gateway stays a small multiple of the work's own time whatever the offered load.
+ */
+describe('AdaptiveLimit', () => {
+  /** `seconds` of answered requests, 10 ms apart, each taking `rttMs` with `inFlight` in flight. */
+  function run(
+    limit: AdaptiveLimit,
+    clock: { now: number },
+    seconds: number,
+    rttMs: (l: number) => number,
+    inFlight: (l: number) => number,
+  ) {
+    for (let i = 0; i < seconds * 100; i++) {
+      clock.now += 10;
+      limit.sample(rttMs(limit.limit), inFlight(limit.limit), clock.now);
+    }
+  }
+
+  it('stays at its ceiling while requests take their usual time with the limit in use', () => {
+    const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
+    run(
+      limit,
+      { now: 0 },
+      10,
+      () => 20,
+      (l) => l,
+    );
+    expect(limit.limit).toBe(512);
+  });
+
+  it('shrinks as requests queue (time in proportion to those in flight), to where they take about twice their usual time', () => {
+    const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
+    const clock = { now: 0 };
+    run(
+      limit,
+      clock,
+      5,
+      () => 20,
+      () => 40,
+    ); // the usual: 20 ms at 40 in flight
+    // Overloaded: every request in flight beyond 40 queues behind the others.
+    const queued = (l: number) => 20 * Math.max(1, l / 40);
+    run(limit, clock, 20, queued, (l) => l);
+    expect(limit.limit).toBeLessThan(150);
+    expect(limit.limit).toBeGreaterThanOrEqual(32);
+    expect(queued(limit.limit)).toBeLessThan(3 * 20);
+  });
+
+  it('does not change while under half of it is used, and recovers once requests are fast again', () => {
+    const limit = new AdaptiveLimit({ initial: 100, min: 32, max: 512 });
+    const clock = { now: 0 };
+    run(
+      limit,
+      clock,
+      5,
+      () => 20,
+      () => 10,
+    );
+    expect(limit.limit).toBe(100);
+    run(
+      limit,
+      clock,
+      5,
+      () => 200,
+      () => 10,
+    ); // slow, but not queueing at the limit
+    expect(limit.limit).toBe(100);
+    run(
+      limit,
+      clock,
+      5,
+      () => 200,
+      (l) => l,
+    );
+    const low = limit.limit;
+    expect(low).toBeLessThan(100);
+    run(
+      limit,
+      clock,
+      20,
+      () => 20,
+      (l) => l,
+    );
+    expect(limit.limit).toBeGreaterThan(low);
+  });
+});
