@@ -15,11 +15,11 @@ describe('changelogReleases', () => {
       'No commit line: skipped.',
       '## [1.0.0] - 2026-11-26',
       '',
-      'Commit: 989fe75b3d09bcb77354c4021d9a0e197fe9a7c5',
+      'Commit: d6708906c995dbe97879ee8cec4f8e432552cfd7',
     ].join('\n');
     expect(changelogReleases(changelog)).toEqual([
       { version: '1.1.0', commit: '0123456789abcdef0123456789abcdef01234567' },
-      { version: '1.0.0', commit: '989fe75b3d09bcb77354c4021d9a0e197fe9a7c5' },
+      { version: '1.0.0', commit: 'd6708906c995dbe97879ee8cec4f8e432552cfd7' },
     ]);
   });
 });
