@@ -1,6 +1,6 @@
 import { DomainError } from '@app/errors';
 import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnavailable, orDatabaseUnavailable } from './database-errors';
+import { isDatabaseUnavailable, isLockConflict, orDatabaseUnavailable } from './database-errors';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -47,5 +47,27 @@ describe('orDatabaseUnavailable', () => {
     const bug = new TypeError('bug');
     await expect(orDatabaseUnavailable(() => Promise.reject(bug))).rejects.toBe(bug);
     await expect(orDatabaseUnavailable(async () => 42)).resolves.toBe(42);
+  });
+});
+
+describe('isLockConflict', () => {
+  it.each([
+    ['a deadlock Postgres broke', withCode('deadlock detected', '40P01')],
+    ['lock_timeout', withCode('canceling statement due to lock timeout', '55P03')],
+    [
+      'either wrapped by TypeORM',
+      new QueryFailedError('ALTER TABLE x', [], withCode('deadlock detected', '40P01')),
+    ],
+  ])('%s: yes', (_name, error) => {
+    expect(isLockConflict(error)).toBe(true);
+  });
+
+  it.each([
+    ['statement_timeout', withCode('canceling statement due to statement timeout', '57014')],
+    ['an undefined table', withCode('relation "x" does not exist', '42P01')],
+    ['a serialization failure', withCode('could not serialize access', '40001')],
+    ['nothing', undefined],
+  ])('%s: no', (_name, error) => {
+    expect(isLockConflict(error)).toBe(false);
   });
 });

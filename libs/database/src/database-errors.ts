@@ -1,6 +1,19 @@
 import { DomainError } from '@app/errors';
 
 /**
+ * True when `test` holds for the SQLSTATE or socket code and the message of `error` or of the
+ * driver error TypeORM wraps in it.
+ */
+function errorMatches(error: unknown, test: (code: string, message: string) => boolean): boolean {
+  const failure = error as { code?: unknown; message?: unknown; driverError?: unknown } | undefined;
+  if (!failure || typeof failure !== 'object') return false;
+  if (failure.driverError && errorMatches(failure.driverError, test)) return true;
+  const code = typeof failure.code === 'string' ? failure.code : '';
+  const message = typeof failure.message === 'string' ? failure.message : '';
+  return test(code, message);
+}
+
+/**
  * SQLSTATE classes and codes that mean "the database cannot serve this now", not "this request
  * is wrong": connection exceptions (08), the server shutting down or starting (57P01-57P03),
  * too many connections (53300), a statement cancelled by statement_timeout (57014), and a write
@@ -32,16 +45,27 @@ const UNAVAILABLE_MESSAGES = [
   /^Connection ended/i,
 ];
 
+/**
+ * A statement that lost a lock to other transactions: a deadlock Postgres broke by cancelling it
+ * (40P01), or a wait longer than its `lock_timeout` (55P03). Nothing it did is kept; trying again
+ * once the other transactions have finished succeeds.
+ */
+const LOCK_CONFLICT_SQLSTATES = new Set(['40P01', '55P03']);
+
+export function isLockConflict(error: unknown): boolean {
+  return errorMatches(error, (code) => LOCK_CONFLICT_SQLSTATES.has(code));
+}
+
 /** True when `error` (from pg, pg-pool or TypeORM wrapping them) means Postgres is unreachable or too slow. */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const failure = error as { code?: unknown; message?: unknown; driverError?: unknown } | undefined;
-  if (!failure || typeof failure !== 'object') return false;
-  if (failure.driverError && isDatabaseUnavailable(failure.driverError)) return true;
-  const code = typeof failure.code === 'string' ? failure.code : '';
-  if (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08') || UNAVAILABLE_SOCKET_ERRORS.has(code))
-    return true;
-  const message = typeof failure.message === 'string' ? failure.message : '';
-  return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message));
+  return errorMatches(
+    error,
+    (code, message) =>
+      UNAVAILABLE_SQLSTATES.has(code) ||
+      code.startsWith('08') ||
+      UNAVAILABLE_SOCKET_ERRORS.has(code) ||
+      UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message)),
+  );
 }
 
 /**
@@ -55,13 +79,13 @@ const CONNECTION_LOST_SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EP
 const CONNECTION_LOST_MESSAGES = [/^Connection terminated unexpectedly/i, /^Connection ended/i];
 
 export function isConnectionLost(error: unknown): boolean {
-  const failure = error as { code?: unknown; message?: unknown; driverError?: unknown } | undefined;
-  if (!failure || typeof failure !== 'object') return false;
-  if (failure.driverError && isConnectionLost(failure.driverError)) return true;
-  const code = typeof failure.code === 'string' ? failure.code : '';
-  if (CONNECTION_LOST_SQLSTATES.has(code) || CONNECTION_LOST_SOCKET_ERRORS.has(code)) return true;
-  const message = typeof failure.message === 'string' ? failure.message : '';
-  return CONNECTION_LOST_MESSAGES.some((pattern) => pattern.test(message));
+  return errorMatches(
+    error,
+    (code, message) =>
+      CONNECTION_LOST_SQLSTATES.has(code) ||
+      CONNECTION_LOST_SOCKET_ERRORS.has(code) ||
+      CONNECTION_LOST_MESSAGES.some((pattern) => pattern.test(message)),
+  );
 }
 
 export function databaseUnavailable(): DomainError {

@@ -1,12 +1,22 @@
 import { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
 import type { Logger } from 'pino';
 import { queryBounds } from './data-source-options';
+import { isLockConflict } from './database-errors';
 
 /**
  * A migration (or a replica waiting for another's behind the advisory lock) may take far longer
  * than a request's query; it is still bounded.
  */
 const MIGRATION_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * How long one statement of a migration waits for a table lock. A migration runs while the
+ * previous release serves (docs/scaling.md, "Migrations give way to live traffic"): a DDL
+ * statement queued for its lock makes every request touching that table queue behind it, so it
+ * gives up quickly and is tried again after a pause growing by MIGRATION_RETRY_MS a try.
+ */
+const MIGRATION_LOCK_TIMEOUT_MS = 2_000;
+const MIGRATION_RETRY_MS = 500;
 
 /**
  * Creates the service's schema and runs its pending migrations under a Postgres advisory lock,
@@ -21,7 +31,7 @@ export async function prepareDatabase(
   const extra = (options as { extra?: object }).extra;
   const dataSource = new DataSource({
     ...options,
-    extra: { ...extra, ...queryBounds(MIGRATION_TIMEOUT_MS) },
+    extra: { ...extra, ...queryBounds(MIGRATION_TIMEOUT_MS), lock_timeout: MIGRATION_LOCK_TIMEOUT_MS },
   });
   await dataSource.initialize();
   try {
@@ -52,14 +62,35 @@ async function lockMigrations(runner: QueryRunner, key: string, deadline: number
   }
 }
 
+/**
+ * Runs the pending migrations, each in its own transaction (or none, for those that build an index
+ * CONCURRENTLY), until none is left. A migration that lost a lock to live traffic (its
+ * lock_timeout, or a deadlock with a request's statement that Postgres broke by cancelling it) was
+ * rolled back, or is written to be run again: it is tried again until the deadline.
+ */
+async function runPendingMigrations(dataSource: DataSource, logger: Logger, deadline: number): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
+      return;
+    } catch (error) {
+      const pause = MIGRATION_RETRY_MS * Math.min(attempt, 10);
+      if (!isLockConflict(error) || Date.now() + pause > deadline) throw error;
+      logger.warn({ err: error, attempt }, 'a migration lost a lock to live traffic; trying it again');
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
 async function migrateUnderLock(dataSource: DataSource, schema: string, logger: Logger): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
+  const deadline = Date.now() + MIGRATION_TIMEOUT_MS;
   try {
-    await lockMigrations(runner, `migrations:${schema}`, Date.now() + MIGRATION_TIMEOUT_MS);
+    await lockMigrations(runner, `migrations:${schema}`, deadline);
     await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
+    await runPendingMigrations(dataSource, logger, deadline);
   } finally {
     await runner
       .query('SELECT pg_advisory_unlock(hashtext($1))', [`migrations:${schema}`])

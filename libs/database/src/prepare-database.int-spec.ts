@@ -1,0 +1,99 @@
+import { Client } from 'pg';
+import type { DataSourceOptions, MigrationInterface, QueryRunner } from 'typeorm';
+import { ADMIN_DATABASE_URL, capturedLogger, databaseUrlFor, eventually } from '@app/testing';
+import { postgresOptions } from './data-source-options';
+import { prepareDatabase } from './prepare-database';
+
+const SCHEMA = 'lock_test';
+
+class AddNote1700000000001 implements MigrationInterface {
+  name = 'AddNote1700000000001';
+  async up(db: QueryRunner): Promise<void> {
+    await db.query(`ALTER TABLE ${SCHEMA}.items ADD COLUMN note text`);
+  }
+  async down(): Promise<void> {}
+}
+
+class Broken1700000000002 implements MigrationInterface {
+  name = 'Broken1700000000002';
+  async up(db: QueryRunner): Promise<void> {
+    await db.query(`ALTER TABLE ${SCHEMA}.no_such_table ADD COLUMN note text`);
+  }
+  async down(): Promise<void> {}
+}
+
+/**
+ * A release's migrations run while the previous release serves: a migration's DDL that meets a
+ * table lock held by a request's transaction gives up after its lock_timeout instead of queueing
+ * every later request behind it, and is tried again until it is applied.
+ */
+describe('migrations under live traffic', () => {
+  const database = `${process.env.TEST_RUN_ID}_migration_locks`;
+  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
+  const traffic = new Client({ connectionString: databaseUrlFor(database), statement_timeout: 10_000 });
+  const blocker = new Client({ connectionString: databaseUrlFor(database) });
+
+  function options(migrations: Array<new () => MigrationInterface>): DataSourceOptions {
+    return {
+      ...postgresOptions({ DATABASE_URL: databaseUrlFor(database), DATABASE_POOL_SIZE: 2 }, 'lock-test'),
+      schema: SCHEMA,
+      migrationsTableName: 'migrations',
+      entities: [],
+      migrations,
+    };
+  }
+
+  async function columnsOfItems(): Promise<string[]> {
+    const { rows } = await traffic.query<{ column_name: string }>(
+      `SELECT column_name FROM information_schema.columns
+        WHERE table_schema = $1 AND table_name = 'items' ORDER BY column_name`,
+      [SCHEMA],
+    );
+    return rows.map((row) => row.column_name);
+  }
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${database}"`);
+    await traffic.connect();
+    await blocker.connect();
+    await traffic.query(`CREATE SCHEMA ${SCHEMA}; CREATE TABLE ${SCHEMA}.items (id int PRIMARY KEY)`);
+  });
+  afterAll(async () => {
+    await traffic.end();
+    await blocker.end();
+    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('tries again while a transaction holds the table, and applies the migration once it ends', async () => {
+    const { logger, lines } = capturedLogger();
+    await blocker.query(`BEGIN; SELECT * FROM ${SCHEMA}.items`);
+    const migrating = prepareDatabase(options([AddNote1700000000001]), SCHEMA, logger);
+    try {
+      await eventually(() => lines.some((line) => line.includes('lost a lock to live traffic')), 20_000);
+      // Another request's write is served while the migration waits: were the migration's DDL
+      // queued for its lock until the blocker ends, this insert would queue behind it, and the
+      // blocker ends only after it (statement_timeout fails it instead).
+      await traffic.query(`INSERT INTO ${SCHEMA}.items (id) VALUES (1)`);
+    } finally {
+      await blocker.query('COMMIT');
+    }
+    await migrating;
+
+    expect(await columnsOfItems()).toEqual(['id', 'note']);
+    const warnings = lines.map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings[0].err.code).toBe('55P03');
+    const applied = lines.filter((line) => line.includes('migration applied'));
+    expect(applied).toHaveLength(1);
+  }, 30_000);
+
+  it('does not try again a migration that failed for another reason', async () => {
+    const { logger, lines } = capturedLogger();
+    await expect(
+      prepareDatabase(options([AddNote1700000000001, Broken1700000000002]), SCHEMA, logger),
+    ).rejects.toThrow(/no_such_table/);
+    expect(lines.filter((line) => line.includes('lost a lock'))).toEqual([]);
+  });
+});
