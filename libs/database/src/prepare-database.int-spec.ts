@@ -40,7 +40,7 @@ describe('migrations under live traffic', () => {
       migrationsTableName: 'migrations',
       entities: [],
       migrations,
-    };
+    } as DataSourceOptions;
   }
 
   async function columnsOfItems(): Promise<string[]> {
