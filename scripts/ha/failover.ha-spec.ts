@@ -17,6 +17,7 @@ import {
   killRabbitNode,
   killRedisPrimary,
   rabbitLeaderOf,
+  redisRoles,
   RESTORE_TIMEOUT_MS,
   restoreTestbed,
 } from './test/testbed';
@@ -340,7 +341,9 @@ describe('HA: one node SIGKILLed at a time under steady load', () => {
       },
       30_000,
       500,
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the limiter does not count again. Redis now:\n${redisRoles()}`);
+    });
   });
 
   it('audit: every acknowledged write stored once, every event published and delivered', async () => {

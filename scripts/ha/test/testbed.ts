@@ -118,6 +118,28 @@ export function killPatroniLeader(): string {
   throw new Error('no Patroni leader');
 }
 
+/** What each Sentinel names as primary and what each Redis node says it is, for a failure's message. */
+export function redisRoles(): string {
+  const ask = (port: string, ...command: string[]) => {
+    try {
+      return execFileSync('redis-cli', ['-p', port, ...command], { encoding: 'utf8', timeout: 2000 })
+        .trim()
+        .replace(/\s+/g, ' ');
+    } catch (error) {
+      return `unreachable (${(error as Error).message.split('\n')[0]})`;
+    }
+  };
+  const sentinels = setting('${HA_SENTINEL_PORTS[@]}').split(' ');
+  const nodes = [setting('$HA_REDIS_PRIMARY_PORT'), setting('$HA_REDIS_REPLICA_PORT')];
+  return [
+    ...sentinels.map(
+      (port) =>
+        `sentinel ${port}: ${ask(port, 'sentinel', 'get-master-addr-by-name', HA_TESTBED.sentinelName)}`,
+    ),
+    ...nodes.map((port) => `redis ${port}: ${ask(port, 'role')}`),
+  ].join('\n');
+}
+
 /** SIGKILLs the Redis primary the Sentinels name. Returns its port. */
 export function killRedisPrimary(): number {
   const [, port] = execFileSync(
