@@ -252,17 +252,23 @@ describe('HA: one node SIGKILLed at a time under steady load', () => {
 
   afterAll(async () => {
     await load?.stop();
-    // Why the replica answered 503 (its log's warnings), by operation and cause.
+    // Why the replica answered 503 (its log's warnings), by operation, cause and the first
+    // frames of our code on the stack that met it.
     const outages: Record<string, number> = {};
     for (const line of replica?.logs.split('\n') ?? []) {
       if (!line.includes('"database unavailable"')) continue;
-      let entry: { pattern?: string; err?: string };
+      let entry: { pattern?: string; err?: { message?: string; stack?: string } };
       try {
         entry = JSON.parse(line);
       } catch {
         continue; // the first line of the kept tail may be cut
       }
-      const cause = `${entry.pattern}: ${entry.err}`;
+      const frames = (entry.err?.stack ?? '')
+        .split('\n')
+        .filter((frame) => /\/(services|libs)\//.test(frame))
+        .slice(0, 3)
+        .map((frame) => frame.trim().replace(/^at /, ''));
+      const cause = `${entry.pattern}: ${entry.err?.message} [${frames.join(' < ')}]`;
       outages[cause] = (outages[cause] ?? 0) + 1;
     }
     console.log(`conversations replica's 503s by cause: ${JSON.stringify(outages, null, 2)}`);

@@ -284,9 +284,10 @@ export class RpcServer extends Server implements CustomTransportStrategy {
       if (error instanceof DomainError) return { ok: false, error: error.toPayload() };
       const outage = (this.options.failures ?? NO_FAILURE_POLICY).outage(error);
       if (outage) {
-        // An outage, not a bug: the caller is told to retry (503), the cause is logged.
+        // An outage, not a bug: the caller is told to retry (503), the cause is logged with its
+        // stack, which names the call that met the outage.
         this.options.logger.warn(
-          { ...logContext(request), err: (error as Error).message, pattern: request.pattern },
+          { ...logContext(request), err: error, pattern: request.pattern },
           outage.code === 'database_unavailable' ? 'database unavailable' : outage.message,
         );
         return { ok: false, error: outage.toPayload() };
