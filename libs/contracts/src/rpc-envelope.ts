@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ErrorPayload } from '@app/errors';
 
@@ -18,6 +19,11 @@ export interface RpcRequest<T = unknown> {
    * command's TTL), so database retries give up in time to answer 503 rather than be too late.
    */
   answerBy?: number;
+  /**
+   * Set by the receiving transport: the trace context of the command's span, the parent of the
+   * spans and events the command causes (docs/operations.md "Tracing"). Never sent.
+   */
+  trace?: Context;
 }
 
 export type RpcReply<T = unknown> = { ok: true; data: T } | { ok: false; error: ErrorPayload };
@@ -95,4 +101,6 @@ export interface RpcCallContext {
   commandId?: string;
   /** When the caller's answer is due (a performance.now() time); the call never outlasts it. Not sent. */
   deadline?: number;
+  /** The trace context of the caller's span (its request's), the call's span's parent. Not sent. */
+  trace?: Context;
 }

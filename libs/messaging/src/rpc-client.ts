@@ -11,7 +11,7 @@ import {
   type RpcRequest,
 } from '@app/contracts';
 import { DomainError } from '@app/errors';
-import { endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
+import { type Context, contextOf, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
 import {
   DIRECT_REPLY_QUEUE,
   PRESENCE_EXCHANGE_OPTIONS,
@@ -43,6 +43,8 @@ type OutgoingRequest = Omit<RpcRequest, 'commandId'> & {
    * plus RPC_TIMEOUT_MS); the call never outlasts it, nor timeoutMs from now. Not sent.
    */
   deadline?: number;
+  /** The trace context of the caller's span: the call's span is its child. Not sent. */
+  trace?: Context;
 };
 
 /** A command sent (or waiting to be sent) whose reply has not come yet. */
@@ -167,6 +169,7 @@ export class RpcClient {
     const startedAt = performance.now();
     const span = startSpan(`${request.pattern} send`, {
       kind: SpanKind.CLIENT,
+      parent: request.trace,
       attributes: { 'messaging.system': 'rabbitmq', 'messaging.destination.name': this.options.queue },
     });
     const observe = (outcome: RpcCallOutcome) =>
@@ -177,7 +180,7 @@ export class RpcClient {
         (performance.now() - startedAt) / 1000,
       );
     try {
-      const data = await this.exchange<T>(request, form, traceHeaders(span));
+      const data = await this.exchange<T>(request, form, traceHeaders(contextOf(span)));
       observe('ok');
       endSpan(span);
       return data;
@@ -194,7 +197,7 @@ export class RpcClient {
    * is what is left of it, so a command the caller gave up on is not started later.
    */
   private async exchange<T>(
-    { deadline, ...request }: OutgoingRequest,
+    { deadline, trace, ...request }: OutgoingRequest,
     form: ReplyForm,
     headers: Record<string, string>,
   ): Promise<T> {

@@ -13,7 +13,7 @@ import {
   type RpcRequest,
 } from '@app/contracts';
 import { DomainError, ERROR_CATALOGUE } from '@app/errors';
-import { contextFrom, endSpan, SpanKind, startSpan, withSpan } from '@app/observability';
+import { contextFrom, contextOf, endSpan, SpanKind, startSpan } from '@app/observability';
 import { Acknowledgements } from './acknowledgements';
 import { consumer } from './consumer';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
@@ -179,9 +179,12 @@ export class RpcServer extends Server implements CustomTransportStrategy {
         'app.command_id': request.commandId,
       },
     });
-    const { encoded: encodedReply, reply } = await withSpan(span, () =>
-      this.dispatch({ ...request, redelivered: message.fields.redelivered, answerBy: answerBy(message) }),
-    );
+    const { encoded: encodedReply, reply } = await this.dispatch({
+      ...request,
+      redelivered: message.fields.redelivered,
+      answerBy: answerBy(message),
+      trace: contextOf(span),
+    });
     if (!reply.ok) span.setAttribute('app.error_code', reply.error.code);
     endSpan(span, !reply.ok && commandOutcome(reply) === 'failed' ? reply.error.detail : undefined);
     try {

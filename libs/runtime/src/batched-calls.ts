@@ -1,4 +1,4 @@
-import { activeContext, type Context, endSpan, SpanKind, startSpan, withSpan } from '@app/observability';
+import { type Context, endSpan, SpanKind, startSpan } from '@app/observability';
 
 export interface BatchedCallsOptions<Item, Result> {
   /** The statement's name: of each batch's span (and of its metrics, where the caller keeps them). */
@@ -23,7 +23,7 @@ export interface BatchedCallsOptions<Item, Result> {
 interface Waiting<Item, Result> {
   item: Item;
   /** The caller's trace context: the batch's span is linked to every one it served. */
-  context: Context;
+  context: Context | undefined;
   resolve: (result: Result) => void;
   reject: (error: unknown) => void;
 }
@@ -47,9 +47,10 @@ export class BatchedCalls<Item, Result> {
 
   constructor(private readonly options: BatchedCallsOptions<Item, Result>) {}
 
-  call(item: Item): Promise<Result> {
+  /** Runs `item` in the next batch; `trace`: the caller's trace context (the command's span's). */
+  call(item: Item, trace?: Context): Promise<Result> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ item, context: activeContext(), resolve, reject });
+      this.waiting.push({ item, context: trace, resolve, reject });
       this.startBatches();
     });
   }
@@ -93,11 +94,11 @@ export class BatchedCalls<Item, Result> {
     const span = startSpan(this.options.name, {
       kind: SpanKind.INTERNAL,
       parent: batch[0].context,
-      links: batch.map((waiting) => waiting.context),
+      links: batch.flatMap((waiting) => waiting.context ?? []),
       attributes: { 'app.batch.size': batch.length },
     });
     try {
-      const results = await withSpan(span, () => this.options.run(batch.map((waiting) => waiting.item)));
+      const results = await this.options.run(batch.map((waiting) => waiting.item));
       endSpan(span);
       batch.forEach((waiting, index) => waiting.resolve(results[index]));
     } catch (error) {

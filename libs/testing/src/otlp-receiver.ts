@@ -16,39 +16,74 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
 }
 
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  boolValue?: boolean;
-  doubleValue?: number;
-}
-interface OtlpAttribute {
-  key: string;
-  value: OtlpValue;
-}
-interface OtlpExport {
-  resourceSpans?: Array<{
-    resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: Array<{
-      spans?: Array<
-        Omit<ReceivedSpan, 'service' | 'attributes' | 'links'> & {
-          attributes?: OtlpAttribute[];
-          links?: Array<{ traceId: string; spanId: string }>;
-        }
-      >;
-    }>;
-  }>;
+interface Field {
+  /** The field's number in its message. */
+  no: number;
+  /** A varint's value, or the bytes of a length-delimited or fixed-size field. */
+  value: number | Buffer;
 }
 
-const valueOf = (value: OtlpValue): unknown =>
-  value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue;
+/** The fields of one protobuf message, in order (the wire format: a tag, then the value). */
+function* fieldsOf(message: Buffer): Generator<Field> {
+  let at = 0;
+  const varint = () => {
+    let result = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = message[at++];
+      result += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return result;
+    }
+  };
+  const bytes = (length: number) => message.subarray(at, (at += length));
+  while (at < message.length) {
+    const tag = varint();
+    const no = Math.floor(tag / 8);
+    switch (tag & 7) {
+      case 0:
+        yield { no, value: varint() };
+        break;
+      case 1:
+        yield { no, value: bytes(8) };
+        break;
+      case 2:
+        yield { no, value: bytes(varint()) };
+        break;
+      case 5:
+        yield { no, value: bytes(4) };
+        break;
+      default:
+        throw new Error(`unsupported protobuf wire type ${tag & 7}`);
+    }
+  }
+}
 
-const attributesOf = (attributes: OtlpAttribute[] = []) =>
-  Object.fromEntries(attributes.map(({ key, value }) => [key, valueOf(value)]));
+/** The values of field `no` (repeated or not) of `message`, as bytes. */
+const messages = (message: Buffer, no: number): Buffer[] =>
+  [...fieldsOf(message)].filter((field) => field.no === no).map((field) => field.value as Buffer);
+
+const hex = (message: Buffer, no: number) => messages(message, no)[0]?.toString('hex') ?? '';
+const text = (message: Buffer, no: number) => messages(message, no)[0]?.toString('utf8') ?? '';
+
+/** AnyValue: string 1, bool 2, int 3, double 4 (what the services' attributes hold). */
+function anyValue(value: Buffer): unknown {
+  for (const { no, value: field } of fieldsOf(value)) {
+    if (no === 1) return (field as Buffer).toString('utf8');
+    if (no === 2) return field === 1;
+    if (no === 3) return field;
+    if (no === 4) return (field as Buffer).readDoubleLE();
+  }
+  return undefined;
+}
+
+/** Repeated KeyValue (key 1, value 2) at field `no`. */
+const attributesOf = (message: Buffer, no: number): Record<string, unknown> =>
+  Object.fromEntries(
+    messages(message, no).map((keyValue) => [text(keyValue, 1), anyValue(messages(keyValue, 2)[0])]),
+  );
 
 /**
- * An OTLP/HTTP trace receiver on 127.0.0.1 (`POST /v1/traces`, JSON encoding, as
- * @opentelemetry/exporter-trace-otlp-http sends it): services pointed at it with
+ * An OTLP/HTTP trace receiver on 127.0.0.1 (`POST /v1/traces`, protobuf encoding, as
+ * @opentelemetry/exporter-trace-otlp-proto sends it): services pointed at it with
  * OTEL_EXPORTER_OTLP_ENDPOINT export their spans here, and the test reads them.
  */
 export class OtlpReceiver {
@@ -68,9 +103,9 @@ export class OtlpReceiver {
           return;
         }
         const raw = Buffer.concat(chunks);
-        const body = request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
-        receiver.record(JSON.parse(body.toString('utf8')) as OtlpExport);
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        receiver.record(request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw);
+        // An empty ExportTraceServiceResponse: nothing rejected.
+        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -91,20 +126,27 @@ export class OtlpReceiver {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  private record(exported: OtlpExport): void {
-    for (const { resource, scopeSpans = [] } of exported.resourceSpans ?? []) {
-      const service = String(attributesOf(resource?.attributes)['service.name']);
-      for (const { spans = [] } of scopeSpans) {
-        for (const span of spans) {
+  /**
+   * An ExportTraceServiceRequest: resource_spans 1 { resource 1 { attributes 1 }, scope_spans 2
+   * { spans 2 } }; a span's fields: trace_id 1, span_id 2, parent_span_id 4, name 5, kind 6,
+   * attributes 9, links 13 { trace_id 1, span_id 2 }.
+   */
+  private record(exported: Buffer): void {
+    for (const resourceSpans of messages(exported, 1)) {
+      const [resource] = messages(resourceSpans, 1);
+      const service = String(resource ? attributesOf(resource, 1)['service.name'] : undefined);
+      for (const scopeSpans of messages(resourceSpans, 2)) {
+        for (const span of messages(scopeSpans, 2)) {
+          const kind = [...fieldsOf(span)].find((field) => field.no === 6)?.value;
           this.spans.push({
             service,
-            traceId: span.traceId,
-            spanId: span.spanId,
-            parentSpanId: span.parentSpanId ?? '',
-            name: span.name,
-            kind: span.kind,
-            links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
-            attributes: attributesOf(span.attributes),
+            traceId: hex(span, 1),
+            spanId: hex(span, 2),
+            parentSpanId: hex(span, 4),
+            name: text(span, 5),
+            kind: typeof kind === 'number' ? kind : 0,
+            links: messages(span, 13).map((link) => ({ traceId: hex(link, 1), spanId: hex(link, 2) })),
+            attributes: attributesOf(span, 9),
           });
         }
       }

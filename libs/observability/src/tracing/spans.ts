@@ -1,5 +1,4 @@
 import {
-  context,
   type Context,
   isSpanContextValid,
   type Link,
@@ -13,10 +12,13 @@ import {
 } from '@opentelemetry/api';
 
 /**
- * What the services' code uses of OpenTelemetry: spans opened by hand where no instrumentation
- * exists (RPC over RabbitMQ, batched statements, the outbox, the fan-out, webhook attempts) and W3C
- * trace context carried in AMQP headers, CloudEvents and webhook requests (docs/operations.md
- * "Tracing"). With the SDK not started every call here is the API's no-op.
+ * What the services' code uses of OpenTelemetry: the spans, all opened by hand (the gateway's
+ * request, RPC over RabbitMQ, batched statements, the outbox, the fan-out, webhook attempts), and
+ * W3C trace context carried in AMQP headers, CloudEvents and webhook requests (docs/operations.md
+ * "Tracing"). A span's parent is always given, as a Context the code carries along with the
+ * request or command it belongs to: no context manager tracks an "active" span across awaits
+ * (Node's AsyncLocalStorage would put a hook on every promise of the process). With the SDK not
+ * started every call here is the API's no-op.
  */
 const tracer = trace.getTracer('conversation-messaging-service');
 
@@ -36,21 +38,21 @@ export function contextFrom(carrier: TraceCarrier): Context {
   return carrier ? propagation.extract(ROOT_CONTEXT, carrier, carrierGetter) : ROOT_CONTEXT;
 }
 
-/** `traceparent` (and `tracestate` if any) of `span`, or of the active span: the headers to send on. */
-export function traceHeaders(span?: Span): Record<string, string> {
-  const headers: Record<string, string> = {};
-  propagation.inject(span ? trace.setSpan(ROOT_CONTEXT, span) : context.active(), headers);
-  return headers;
+/** The context whose span is `span`: to be a later span's parent or link, or to send on. */
+export function contextOf(span: Span): Context {
+  return trace.setSpan(ROOT_CONTEXT, span);
 }
 
-/** The active span's `traceparent`, if a sampled or unsampled span is active and tracing is on. */
-export function currentTraceparent(): string | undefined {
-  return traceHeaders().traceparent;
+/** `traceparent` (and `tracestate` if any) of `context`'s span, when tracing is on: the headers to send on. */
+export function traceHeaders(context: Context): Record<string, string> {
+  const headers: Record<string, string> = {};
+  propagation.inject(context, headers);
+  return headers;
 }
 
 export interface SpanOptions {
   kind: SpanKind;
-  /** Default: the active context. */
+  /** The parent's context; none: the span begins a trace. */
   parent?: Context;
   /** Contexts this span served besides its parent (a batched statement's commands). */
   links?: Context[];
@@ -66,13 +68,8 @@ export function startSpan(name: string, options: SpanOptions): Span {
   return tracer.startSpan(
     name,
     { kind: options.kind, attributes: options.attributes, links },
-    options.parent ?? context.active(),
+    options.parent ?? ROOT_CONTEXT,
   );
-}
-
-/** Runs `work` with `span` active (its children, pg's and Redis's included, hang under it). */
-export function withSpan<T>(span: Span, work: () => T): T {
-  return context.with(trace.setSpan(context.active(), span), work);
 }
 
 /** Ends `span`, as failed when `error` (an exception caught, or what went wrong) is given. */
@@ -84,8 +81,5 @@ export function endSpan(span: Span, error?: unknown): void {
   }
   span.end();
 }
-
-/** The active context, to be a later span's parent or link (a call waiting for its batch). */
-export const activeContext = (): Context => context.active();
 
 export { SpanKind, type Context, type Span } from '@opentelemetry/api';

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConversationsConfig } from '@app/config';
 import type { ListConversationsQuery } from '@app/contracts';
+import type { Context } from '@app/observability';
 import { BatchedCalls } from '@app/runtime';
 import { CONVERSATIONS_CONFIG } from '../core/tokens';
 import {
@@ -39,16 +40,19 @@ export class ConversationReader {
     });
   }
 
-  /** The account's conversation with its messages, or undefined if it has no such conversation. */
-  read(accountId: string, conversationId: string): Promise<ConversationJsonRow | undefined> {
-    return this.conversations.call({ accountId, conversationId });
+  /**
+   * The account's conversation with its messages, or undefined if it has no such conversation.
+   * `trace`: the command's trace context, for the statement's span.
+   */
+  read(accountId: string, conversationId: string, trace?: Context): Promise<ConversationJsonRow | undefined> {
+    return this.conversations.call({ accountId, conversationId }, trace);
   }
 
   /** One page of the account's conversations (`query.snapshot`: a pg_snapshot to read it as of). */
-  page(accountId: string, query: ListConversationsQuery): Promise<ConversationPageRows> {
+  page(accountId: string, query: ListConversationsQuery, trace?: Context): Promise<ConversationPageRows> {
     const used = usedFilters(query);
     const order = query.order ?? 'desc';
-    return this.pagesOf(used, order).call({ accountId, query });
+    return this.pagesOf(used, order).call({ accountId, query }, trace);
   }
 
   /** The batches of one list variant, made on its first use (at most 2 orders x 32 filter sets). */

@@ -65,7 +65,11 @@ export class ConversationsService {
       ]);
     }
     const tag = query.tag && normalizeTags(query.tag);
-    const page = await this.reader.page(request.accountId, { ...query, snapshot, ...(tag && { tag }) });
+    const page = await this.reader.page(
+      request.accountId,
+      { ...query, snapshot, ...(tag && { tag }) },
+      request.trace,
+    );
     const pagination: ConversationPage['pagination'] = {
       limit: query.limit,
       offset: query.offset,
@@ -79,7 +83,7 @@ export class ConversationsService {
 
   async get(request: RpcCall<typeof ConversationRpc.get>): Promise<JsonText<ConversationWithMessagesView>> {
     const { conversationId } = request.data;
-    const read = await this.reader.read(request.accountId, conversationId);
+    const read = await this.reader.read(request.accountId, conversationId, request.trace);
     if (!read) throw notFound(conversationId);
     if (read.json === null) {
       throw new DomainError(
@@ -125,7 +129,7 @@ export class ConversationsService {
     const append = this.messageAppend(request, command.conversationId, command);
     return this.outbox.relayOnCommit(
       this.commands.applyOnceInStatement(request, async (record) => {
-        const appended = await this.appender.append({ ...append, command: record });
+        const appended = await this.appender.append({ ...append, command: record }, request.trace);
         if (appended) return appended;
         // Nothing appended: the conversation is closed, or not this account's (or not there).
         const current = await this.conversations.find(accountId, command.conversationId);

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConversationsConfig } from '@app/config';
+import type { Context } from '@app/observability';
 import { BatchedCalls } from '@app/runtime';
 import { CONVERSATIONS_CONFIG } from '../core/tokens';
 import type { MessageRow } from './conversation-row';
@@ -40,8 +41,11 @@ export class MessageAppender {
     });
   }
 
-  /** The message appended, or undefined if its conversation is closed or not the account's. */
-  append(append: MessageAppend): Promise<MessageRow | undefined> {
-    return this.batches.call(append);
+  /**
+   * The message appended, or undefined if its conversation is closed or not the account's.
+   * `trace`: the command's trace context, for the statement's span.
+   */
+  append(append: MessageAppend, trace?: Context): Promise<MessageRow | undefined> {
+    return this.batches.call(append, trace);
   }
 }

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { execute, prepare } from '@app/database';
 import { EventPublisher } from '@app/messaging';
-import { contextFrom, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
+import { contextFrom, contextOf, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
 import { Coalescer } from '@app/runtime';
 import { CONVERSATIONS_CONFIG, LOGGER } from '../core/tokens';
 import { OutboxMetrics } from './outbox-metrics';
@@ -144,7 +144,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           routingKey: row.type,
           body: Buffer.from(row.envelope),
           timestamp: row.created_at,
-          headers: traceHeaders(spans[index]),
+          headers: traceHeaders(contextOf(spans[index])),
         })),
       );
       for (const span of spans) endSpan(span);

@@ -9,7 +9,7 @@ import {
   type RpcCallContext,
 } from '@app/contracts';
 import { execute, prepare } from '@app/database';
-import { currentTraceparent } from '@app/observability';
+import { traceHeaders } from '@app/observability';
 import { OutboxRelay } from './outbox.relay';
 
 /** Statements prepared once per connection (see libs/database). */
@@ -20,8 +20,11 @@ const SQL = {
   ),
 };
 
-/** What caused an event: the command's account, and the API request (the `requestid` extension). */
-export type EventCause = Pick<RpcCallContext, 'accountId' | 'requestId'>;
+/**
+ * What caused an event: the command's account, the API request (the `requestid` extension) and
+ * the command's trace context (the `traceparent` extension).
+ */
+export type EventCause = Pick<RpcCallContext, 'accountId' | 'requestId' | 'trace'>;
 
 /**
  * Records a domain event in the outbox inside the caller's transaction: the event exists if and
@@ -66,14 +69,14 @@ export class OutboxWriter {
 
   /**
    * A new event's envelope without its sequence and data (for statements that add them themselves).
-   * Made in the command's span, whose context it carries as `traceparent` when tracing is on.
+   * It carries the command's trace context as `traceparent` when tracing is on.
    */
   envelope<T extends DomainEventType>(
-    { accountId, requestId }: EventCause,
+    { accountId, requestId, trace }: EventCause,
     conversationId: string,
     type: T,
   ): Omit<CloudEvent<T>, 'sequence' | 'data'> {
-    const traceparent = currentTraceparent();
+    const traceparent = trace && traceHeaders(trace).traceparent;
     return {
       specversion: '1.0',
       id: randomUUID(),

@@ -13,7 +13,7 @@ declare module 'fastify' {
   }
 }
 
-/** What a handler needs to forward a request: who asks, the request id, the command id. */
+/** What a handler needs to forward a request: who asks, the request id, the command id, its trace context. */
 export type CallContext = RpcCallContext;
 
 export const Call = createParamDecorator((_: unknown, context: ExecutionContext): CallContext => {
@@ -24,6 +24,7 @@ export const Call = createParamDecorator((_: unknown, context: ExecutionContext)
     requestId: request.id,
     commandId: request.commandId,
     deadline: request.deadline,
+    trace: request.trace,
   };
 });
 

@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { contextFrom, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
+import { contextFrom, contextOf, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
 import { signatureHeader } from './signature';
 import { parseRetryAfter } from './retry-schedule';
 import { TargetBlockedError, TargetPolicy } from './target-policy';
@@ -66,7 +66,7 @@ export class WebhookSender {
       parent: contextFrom(webhook.traceparent ? { traceparent: webhook.traceparent } : undefined),
       attributes: { 'http.request.method': 'POST', 'app.webhook_id': webhook.webhookId },
     });
-    const result = await this.attempt(webhook, traceHeaders(span));
+    const result = await this.attempt(webhook, traceHeaders(contextOf(span)));
     if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
     const succeeded = result.statusCode !== null && result.statusCode < 300;
     endSpan(span, succeeded ? undefined : (result.error ?? `HTTP ${String(result.statusCode)}`));

@@ -17,7 +17,15 @@ import {
   QUORUM_QUEUE_ARGUMENTS,
   type QueueDeclaration,
 } from '@app/messaging';
-import { contextFrom, endSpan, type Span, SpanKind, startSpan, traceHeaders } from '@app/observability';
+import {
+  contextFrom,
+  contextOf,
+  endSpan,
+  type Span,
+  SpanKind,
+  startSpan,
+  traceHeaders,
+} from '@app/observability';
 import { Coalescer } from '@app/runtime';
 import { DELETED_EVENT, DeliveriesRepository, IncomingEvent } from '../delivery/deliveries.repository';
 import { Dispatcher } from '../delivery/dispatcher';
@@ -148,7 +156,7 @@ export class EventConsumer {
       parent: contextFrom(message.properties.headers),
       attributes: { 'messaging.system': 'rabbitmq', 'messaging.message.id': parsed.event.id },
     });
-    const event = { ...parsed.event, traceparent: traceHeaders(span).traceparent ?? null };
+    const event = { ...parsed.event, traceparent: traceHeaders(contextOf(span)).traceparent ?? null };
     this.pending.push({ channel, message, requestId: parsed.requestId, event, span });
     this.flusher.wake();
   }
