@@ -101,6 +101,6 @@ export interface RpcCallContext {
   commandId?: string;
   /** When the caller's answer is due (a performance.now() time); the call never outlasts it. Not sent. */
   deadline?: number;
-  /** The trace context of the caller's span (its request's), the call's span's parent. Not sent. */
+  /** The trace context of the caller's span (its request's), the command's span's parent. Not sent. */
   trace?: Context;
 }

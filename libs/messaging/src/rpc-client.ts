@@ -11,7 +11,7 @@ import {
   type RpcRequest,
 } from '@app/contracts';
 import { DomainError } from '@app/errors';
-import { type Context, contextOf, endSpan, SpanKind, startSpan, traceHeaders } from '@app/observability';
+import { type Context, traceHeaders } from '@app/observability';
 import {
   DIRECT_REPLY_QUEUE,
   PRESENCE_EXCHANGE_OPTIONS,
@@ -43,7 +43,7 @@ type OutgoingRequest = Omit<RpcRequest, 'commandId'> & {
    * plus RPC_TIMEOUT_MS); the call never outlasts it, nor timeoutMs from now. Not sent.
    */
   deadline?: number;
-  /** The trace context of the caller's span: the call's span is its child. Not sent. */
+  /** The trace context of the caller's span, sent on as the command's `traceparent`. Not sent itself. */
   trace?: Context;
 };
 
@@ -164,14 +164,13 @@ export class RpcClient {
     return this.send<Buffer>({ pattern: operation.pattern, data, ...context }, 'json');
   }
 
-  /** One span per call (its context travels in the command's AMQP headers), one metric observation. */
+  /**
+   * One metric observation per call. The caller's trace context travels in the command's AMQP
+   * headers, so the command's span is a child of the caller's (the gateway's request span): a span
+   * of the call's own would only repeat that pair's times (docs/operations.md "Tracing").
+   */
   async send<T>(request: OutgoingRequest, form: ReplyForm = 'parsed'): Promise<T> {
     const startedAt = performance.now();
-    const span = startSpan(`${request.pattern} send`, {
-      kind: SpanKind.CLIENT,
-      parent: request.trace,
-      attributes: { 'messaging.system': 'rabbitmq', 'messaging.destination.name': this.options.queue },
-    });
     const observe = (outcome: RpcCallOutcome) =>
       this.options.metrics?.observe(
         this.serviceName,
@@ -180,13 +179,11 @@ export class RpcClient {
         (performance.now() - startedAt) / 1000,
       );
     try {
-      const data = await this.exchange<T>(request, form, traceHeaders(contextOf(span)));
+      const data = await this.exchange<T>(request, form, request.trace ? traceHeaders(request.trace) : {});
       observe('ok');
-      endSpan(span);
       return data;
     } catch (error) {
       observe(callOutcome(error));
-      endSpan(span, error);
       throw error;
     }
   }

@@ -172,12 +172,7 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     const span = startSpan(`${request.pattern} process`, {
       kind: SpanKind.SERVER,
       parent: contextFrom(message.properties.headers),
-      attributes: {
-        'messaging.system': 'rabbitmq',
-        'messaging.destination.name': this.options.queue,
-        'app.request_id': request.requestId,
-        'app.command_id': request.commandId,
-      },
+      attributes: { 'app.request_id': request.requestId, 'app.command_id': request.commandId },
     });
     const { encoded: encodedReply, reply } = await this.dispatch({
       ...request,

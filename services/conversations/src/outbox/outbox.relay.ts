@@ -134,7 +134,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       startSpan(`${CONVERSATIONS_EVENTS_EXCHANGE} publish`, {
         kind: SpanKind.PRODUCER,
         parent: contextFrom(row.traceparent ? { traceparent: row.traceparent } : undefined),
-        attributes: { 'messaging.system': 'rabbitmq', 'messaging.message.id': row.event_id },
+        attributes: { 'messaging.message.id': row.event_id },
       }),
     );
     try {

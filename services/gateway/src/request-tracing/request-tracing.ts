@@ -34,11 +34,7 @@ export function registerRequestTracing(fastify: FastifyInstance): void {
     const span = startSpan(route === 'unmatched' ? request.method : `${request.method} ${route}`, {
       kind: SpanKind.SERVER,
       parent: contextFrom(request.headers),
-      attributes: {
-        'http.request.method': request.method,
-        'http.route': route,
-        'app.request_id': request.id,
-      },
+      attributes: { 'app.request_id': request.id },
     });
     request.span = span;
     request.trace = contextOf(span);

@@ -64,7 +64,7 @@ export class WebhookSender {
     const span = startSpan('webhook deliver', {
       kind: SpanKind.CLIENT,
       parent: contextFrom(webhook.traceparent ? { traceparent: webhook.traceparent } : undefined),
-      attributes: { 'http.request.method': 'POST', 'app.webhook_id': webhook.webhookId },
+      attributes: { 'app.webhook_id': webhook.webhookId },
     });
     const result = await this.attempt(webhook, traceHeaders(contextOf(span)));
     if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);

@@ -154,7 +154,7 @@ export class EventConsumer {
     const span = startSpan(`${CONVERSATIONS_EVENTS_EXCHANGE} process`, {
       kind: SpanKind.CONSUMER,
       parent: contextFrom(message.properties.headers),
-      attributes: { 'messaging.system': 'rabbitmq', 'messaging.message.id': parsed.event.id },
+      attributes: { 'messaging.message.id': parsed.event.id },
     });
     const event = { ...parsed.event, traceparent: traceHeaders(contextOf(span)).traceparent ?? null };
     this.pending.push({ channel, message, requestId: parsed.requestId, event, span });
