@@ -3,7 +3,9 @@
 # OTLP/HTTP to a sink on this machine (bench/otlp-sink.ts), alternating ROUNDS times in one sitting,
 # the limiter's second gateway and the webhooks fan-out left out. Compare the rows' us/req (CPU
 # per request of every server process) between `off` and `on`. Knobs: ROUNDS=2 DURATION=15
-# WARMUP=5 ENDPOINTS=get,send. About 2 minutes per run on 2 cores.
+# WARMUP=5 ENDPOINTS=get,send; the SDK's OTEL_* variables given apply to the `on` runs
+# (OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1 for a ratio). About
+# 2 minutes per run on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-2}
