@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile } from '../libs/testing/src/percentile';
 
 /**
@@ -33,8 +34,23 @@ export interface OpenLoopResult {
   admittedP50Ms: number;
   admittedP99Ms: number;
   admittedMaxMs: number;
+  /**
+   * Where that latency was spent, p99 of admitted requests: from due to given a socket (this
+   * side: a late timer, a busy loop, no free connection), connecting it (0 on a socket kept
+   * alive), and from then to answered.
+   */
+  admittedP99QueuedMs: number;
+  admittedP99ConnectingMs: number;
+  admittedP99AnsweringMs: number;
+  /** Connections opened over the run. */
+  connectionsOpened: number;
   errors: number;
   notSent: number;
+  /** This driver's own CPU (user + system) over the run, as a share of one core (100: a whole core). */
+  driverCpuPercent: number;
+  /** This driver's own event-loop delay over the run, p99 and max, ms. */
+  driverLoopDelayP99Ms: number;
+  driverLoopDelayMaxMs: number;
 }
 
 export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
@@ -42,11 +58,18 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const statuses: Record<number, number> = {};
   const latencies: number[] = [];
+  const queued: number[] = [];
+  const connecting: number[] = [];
+  const answering: number[] = [];
+  let connectionsOpened = 0;
   let errors = 0;
   let notSent = 0;
   let outstanding = 0;
   const total = Math.round(options.rate * options.seconds);
   const warmUpMs = options.warmUpMs ?? 1000;
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const finished: Array<Promise<void>> = [];
   let sent = 0;
@@ -54,12 +77,20 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   const send = (i: number, dueAt: number) =>
     new Promise<void>((resolve) => {
       outstanding += 1;
+      let socketAt = NaN;
+      let connectedAt = NaN;
       const done = (status?: number) => {
         outstanding -= 1;
         if (status === undefined) errors += 1;
         else {
           statuses[status] = (statuses[status] ?? 0) + 1;
-          if (status === 200 && dueAt - started >= warmUpMs) latencies.push(performance.now() - dueAt);
+          if (status === 200 && dueAt - started >= warmUpMs) {
+            const now = performance.now();
+            latencies.push(now - dueAt);
+            queued.push(socketAt - dueAt);
+            connecting.push(connectedAt - socketAt);
+            answering.push(now - connectedAt);
+          }
         }
         resolve();
       };
@@ -67,6 +98,14 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
         response.resume();
         response.once('end', () => done(response.statusCode));
         response.once('error', () => done());
+      });
+      request.once('socket', (socket) => {
+        socketAt = performance.now();
+        if (!socket.connecting) connectedAt = socketAt;
+        else {
+          connectionsOpened += 1;
+          socket.once('connect', () => (connectedAt = performance.now()));
+        }
       });
       request.setTimeout(options.timeoutMs ?? 10_000, () => request.destroy());
       request.once('error', () => done());
@@ -88,8 +127,11 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
     tick();
   });
   await Promise.all(finished);
+  const cpu = process.cpuUsage(cpuBefore);
+  const elapsedMs = performance.now() - started;
+  loopDelay.disable();
   agent.destroy();
-  latencies.sort((a, b) => a - b);
+  for (const values of [latencies, queued, connecting, answering]) values.sort((a, b) => a - b);
   return {
     rate: options.rate,
     seconds: options.seconds,
@@ -99,7 +141,14 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
     admittedP50Ms: Math.round(percentile(latencies, 50)),
     admittedP99Ms: Math.round(percentile(latencies, 99)),
     admittedMaxMs: Math.round(latencies[latencies.length - 1] ?? NaN),
+    admittedP99QueuedMs: Math.round(percentile(queued, 99)),
+    admittedP99ConnectingMs: Math.round(percentile(connecting, 99)),
+    admittedP99AnsweringMs: Math.round(percentile(answering, 99)),
+    connectionsOpened,
     errors,
     notSent,
+    driverCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100),
+    driverLoopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e6),
+    driverLoopDelayMaxMs: Math.round(loopDelay.max / 1e6),
   };
 }
