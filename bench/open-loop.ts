@@ -44,6 +44,8 @@ export interface OpenLoopResult {
   admittedP99AnsweringMs: number;
   /** Connections opened over the run. */
   connectionsOpened: number;
+  /** Admitted requests that took 1 s or more, by the second of the run they were due in. */
+  admittedOver1sBySecond: number[];
   errors: number;
   notSent: number;
   /** This driver's own CPU (user + system) over the run, as a share of one core (100: a whole core). */
@@ -62,6 +64,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   const connecting: number[] = [];
   const answering: number[] = [];
   let connectionsOpened = 0;
+  const over1sBySecond = new Array<number>(Math.ceil(options.seconds)).fill(0);
   let errors = 0;
   let notSent = 0;
   let outstanding = 0;
@@ -90,6 +93,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
             queued.push(socketAt - dueAt);
             connecting.push(connectedAt - socketAt);
             answering.push(now - connectedAt);
+            if (now - dueAt >= 1000) over1sBySecond[Math.floor((dueAt - started) / 1000)] += 1;
           }
         }
         resolve();
@@ -145,6 +149,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
     admittedP99ConnectingMs: Math.round(percentile(connecting, 99)),
     admittedP99AnsweringMs: Math.round(percentile(answering, 99)),
     connectionsOpened,
+    admittedOver1sBySecond: over1sBySecond,
     errors,
     notSent,
     driverCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100),

@@ -46,6 +46,7 @@ function gatewaySide(before: PrometheusText, after: PrometheusText, seconds: num
     gatewayLoopDelayMaxMs: Math.round((after.value('nodejs_eventloop_lag_max_seconds') ?? NaN) * 1000),
     gatewayAdmittedOver250MsPercent: share('0.25'),
     gatewayAdmittedOver1sPercent: share('1'),
+    gatewayInFlightLimitAtEnd: after.value('cms_http_requests_in_flight_limit') ?? NaN,
   };
 }
 
