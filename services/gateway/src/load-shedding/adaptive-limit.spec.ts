@@ -49,6 +49,25 @@ describe('AdaptiveLimit', () => {
     expect(queued(limit.limit)).toBeLessThan(3 * 20);
   });
 
+  it('shrinks as requests queue with under half of it in use, instead of waiting for the queue to fill half of it', () => {
+    const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
+    const clock = { now: 0 };
+    run(
+      limit,
+      clock,
+      5,
+      () => 20,
+      () => 40,
+    ); // the usual: 20 ms at 40 in flight
+    // A load that would keep 200 in flight (under half of 512), each beyond 40 queueing.
+    const inFlight = (l: number) => Math.min(l, 200);
+    const queued = (l: number) => 20 * Math.max(1, inFlight(l) / 40);
+    expect(queued(limit.limit)).toBe(100);
+    run(limit, clock, 20, queued, inFlight);
+    expect(limit.limit).toBeLessThan(150);
+    expect(queued(limit.limit)).toBeLessThan(4 * 20);
+  });
+
   it('does not change while under half of it is used, and recovers once requests are fast again', () => {
     const limit = new AdaptiveLimit({ initial: 100, min: 32, max: 512 });
     const clock = { now: 0 };
