@@ -7,8 +7,9 @@ import { percentile } from '../libs/testing/src/percentile';
  * such as autocannon's, sends the next only when one comes back, so a slow server is offered less
  * and never overloaded). Each latency runs from the time the request was due, so time spent
  * waiting for a free connection on this side counts too (no coordinated omission). Bounded: at
- * most `connections` sockets, and at most 4 x `connections` requests due but unanswered; past
- * that a due request is not sent and counted as `notSent` (the driver, or the server, is stuck).
+ * most `connections` sockets, each kept open once opened, and at most 4 x `connections` requests
+ * due but unanswered; past that a due request is not sent and counted as `notSent` (the driver,
+ * or the server, is stuck).
  */
 export interface OpenLoopOptions {
   url: string;
@@ -57,7 +58,13 @@ export interface OpenLoopResult {
 
 export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
   if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(options.url)) throw new Error(`loopback only, not ${options.url}`);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  // Every connection opened is kept (Node's default keeps 256 idle ones and closes the rest, so
+  // past that the driver would close and reopen connections all run long, at both ends' cost).
+  const agent = new http.Agent({
+    keepAlive: true,
+    maxSockets: options.connections,
+    maxFreeSockets: options.connections,
+  });
   const statuses: Record<number, number> = {};
   const latencies: number[] = [];
   const queued: number[] = [];
