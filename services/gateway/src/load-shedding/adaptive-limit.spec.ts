@@ -19,6 +19,20 @@ describe('AdaptiveLimit', () => {
     }
   }
 
+  /** A limit at its ceiling (512) after 5 s of the usual: 20 ms a request at 40 in flight. */
+  function afterTheUsual() {
+    const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
+    const clock = { now: 0 };
+    run(
+      limit,
+      clock,
+      5,
+      () => 20,
+      () => 40,
+    );
+    return { limit, clock };
+  }
+
   it('stays at its ceiling while requests take their usual time with the limit in use', () => {
     const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
     run(
@@ -32,15 +46,7 @@ describe('AdaptiveLimit', () => {
   });
 
   it('shrinks as requests queue (time in proportion to those in flight), to where they take about twice their usual time', () => {
-    const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
-    const clock = { now: 0 };
-    run(
-      limit,
-      clock,
-      5,
-      () => 20,
-      () => 40,
-    ); // the usual: 20 ms at 40 in flight
+    const { limit, clock } = afterTheUsual();
     // Overloaded: every request in flight beyond 40 queues behind the others.
     const queued = (l: number) => 20 * Math.max(1, l / 40);
     run(limit, clock, 20, queued, (l) => l);
@@ -50,15 +56,7 @@ describe('AdaptiveLimit', () => {
   });
 
   it('shrinks as requests queue with under half of it in use, instead of waiting for the queue to fill half of it', () => {
-    const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
-    const clock = { now: 0 };
-    run(
-      limit,
-      clock,
-      5,
-      () => 20,
-      () => 40,
-    ); // the usual: 20 ms at 40 in flight
+    const { limit, clock } = afterTheUsual();
     // A load that would keep 200 in flight (under half of 512), each beyond 40 queueing.
     const inFlight = (l: number) => Math.min(l, 200);
     const queued = (l: number) => 20 * Math.max(1, inFlight(l) / 40);
