@@ -1,6 +1,15 @@
 import { DomainError } from '@app/errors';
-import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnavailable, isLockConflict, orDatabaseUnavailable } from './database-errors';
+import {
+  QueryFailedError,
+  QueryRunnerAlreadyReleasedError,
+  QueryRunnerProviderAlreadyReleasedError,
+} from 'typeorm';
+import {
+  isConnectionLost,
+  isDatabaseUnavailable,
+  isLockConflict,
+  orDatabaseUnavailable,
+} from './database-errors';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -69,5 +78,35 @@ describe('isLockConflict', () => {
     ['nothing', undefined],
   ])('%s: no', (_name, error) => {
     expect(isLockConflict(error)).toBe(false);
+  });
+});
+
+describe('isConnectionLost', () => {
+  it.each([
+    ['the leader shutting down', withCode('terminating connection due to administrator command', '57P01')],
+    ['a write reaching a replica', withCode('cannot execute INSERT in a read-only transaction', '25006')],
+    ['connection refused', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
+    ['connection lost mid-query', new Error('Connection terminated unexpectedly')],
+    [
+      'a held client whose connection broke',
+      new Error('Client has encountered a connection error and is not queryable'),
+    ],
+    [
+      'a transaction whose runner TypeORM released on a connection error',
+      new QueryRunnerProviderAlreadyReleasedError(),
+    ],
+    ['a query runner released on a connection error', new QueryRunnerAlreadyReleasedError()],
+  ])('%s: yes, and unavailable', (_name, error) => {
+    expect(isConnectionLost(error)).toBe(true);
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it.each([
+    ['statement_timeout', withCode('canceling statement due to statement timeout', '57014')],
+    ['no answer within query_timeout', new Error('Query read timeout')],
+    ['a client we ended', new Error('Client was closed and is not queryable')],
+    ['a unique violation', withCode('duplicate key value violates unique constraint', '23505')],
+  ])('%s: no', (_name, error) => {
+    expect(isConnectionLost(error)).toBe(false);
   });
 });

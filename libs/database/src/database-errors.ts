@@ -1,3 +1,4 @@
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { DomainError } from '@app/errors';
 
 /**
@@ -58,6 +59,7 @@ export function isLockConflict(error: unknown): boolean {
 
 /** True when `error` (from pg, pg-pool or TypeORM wrapping them) means Postgres is unreachable or too slow. */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  if (isConnectionLost(error)) return true;
   return errorMatches(
     error,
     (code, message) =>
@@ -76,9 +78,21 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  */
 const CONNECTION_LOST_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006']);
 const CONNECTION_LOST_SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
-const CONNECTION_LOST_MESSAGES = [/^Connection terminated unexpectedly/i, /^Connection ended/i];
+const CONNECTION_LOST_MESSAGES = [
+  /^Connection terminated unexpectedly/i,
+  /^Connection ended/i,
+  // pg, for a client whose connection broke while it was held between two queries.
+  /^Client has encountered a connection error and is not queryable/i,
+];
+/**
+ * TypeORM releases a query runner whose connection emitted an error (the server ended it between
+ * two statements of a transaction); the transaction's next statement then fails with one of these
+ * instead of the connection's error. Nothing else of ours uses a runner after releasing it.
+ */
+const RELEASED_RUNNER_ERRORS = [QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError];
 
 export function isConnectionLost(error: unknown): boolean {
+  if (RELEASED_RUNNER_ERRORS.some((released) => error instanceof released)) return true;
   return errorMatches(
     error,
     (code, message) =>
