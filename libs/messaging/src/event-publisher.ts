@@ -1,5 +1,6 @@
 import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel } from 'amqplib';
+import { headersOrNone } from './message-headers';
 
 export interface PublishableEvent {
   id: string;
@@ -43,7 +44,7 @@ export class EventPublisher {
           type: event.routingKey,
           contentType: 'application/cloudevents+json',
           timestamp: Math.floor(event.timestamp.getTime() / 1000),
-          headers: event.headers,
+          headers: headersOrNone(event.headers),
         }),
       ),
     );

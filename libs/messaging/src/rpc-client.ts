@@ -19,6 +19,7 @@ import {
   type RpcQueueType,
 } from './rpc-queue';
 import { consumer } from './consumer';
+import { headersOrNone } from './message-headers';
 import type { RpcCallOutcome, RpcClientMetrics } from './rpc-metrics';
 
 export interface RpcClientOptions {
@@ -238,7 +239,7 @@ export class RpcClient {
         replyTo: DIRECT_REPLY_QUEUE,
         contentType: 'application/json',
         expiration: String(Math.max(1, Math.ceil(call.due - performance.now()))),
-        headers: call.headers,
+        headers: headersOrNone(call.headers),
       });
       call.sentOn = channel;
     } catch {
