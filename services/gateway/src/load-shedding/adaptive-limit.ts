@@ -5,11 +5,8 @@
  * longer than TOLERANCE times their long-run time the limit grows by about its square root (room
  * for a queue), and as they take longer it shrinks in proportion, so queueing inside the gateway
  * stays a small multiple of the work's own time instead of growing with the offered load. The
- * limit does not grow while under half of it is used (the load, not the limit, bounds the
- * traffic then), nor shrink for a slow moment with fewer in flight than its floor (none of its
- * doing); past the tolerance with more in flight than that, it shrinks from twice those in flight,
- * so a queue is bounded before it fills half the limit (starting at a ceiling far above
- * what a small machine serves). The long RTT moves slowly towards the short one (hardly at all while requests
+ * limit does not change while under half of it is used (the load, not the limit, bounds the
+ * traffic then, and a slow moment is none of its doing). The long RTT moves slowly towards the short one (hardly at all while requests
  * queue past the tolerance, so a period of overload does not become the new normal) and quickly
  * back down when requests get faster.
  */
@@ -74,19 +71,11 @@ export class AdaptiveLimit {
       const weight = shortRttMs > TOLERANCE * this.longRttMs ? LONG_WEIGHT_OVERLOADED : LONG_WEIGHT;
       this.longRttMs += (shortRttMs - this.longRttMs) * weight;
     }
+    // Under half used: the limit is not what bounds the traffic, and a slow window then is no
+    // queue of its making (a noisy neighbour, a garbage collection): it stays as it is.
+    if (inFlight < this.estimate / 2) return;
     const gradient = Math.max(0.5, Math.min(1, (TOLERANCE * this.longRttMs) / shortRttMs));
-    // Under half used the limit is not what bounds the traffic: it does not grow, and a slow
-    // window with fewer in flight than its floor is no queue of its making (a noisy neighbour, a
-    // garbage collection). Past the tolerance with more in flight than that, requests are
-    // queueing behind each other: it shrinks from twice those in flight (the most it would be in
-    // use at), not from itself, rather than wait for the queue to fill half of it.
-    const used = inFlight >= this.estimate / 2;
-    if (!used && (gradient === 1 || inFlight < this.options.min)) return;
-    if (used) this.smoothTowards(this.estimate * gradient + Math.sqrt(this.estimate));
-    else this.smoothTowards(Math.min(this.estimate, 2 * inFlight * gradient + Math.sqrt(2 * inFlight)));
-  }
-
-  private smoothTowards(next: number): void {
+    const next = this.estimate * gradient + Math.sqrt(this.estimate);
     const smoothed = this.estimate * (1 - SMOOTHING) + next * SMOOTHING;
     this.estimate = Math.max(this.options.min, Math.min(this.options.max, smoothed));
   }
