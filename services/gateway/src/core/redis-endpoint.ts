@@ -5,8 +5,12 @@ export type RedisEndpoint = Pick<GatewayConfig, 'REDIS_URL' | 'REDIS_SENTINELS' 
 
 /**
  * A Redis connection to REDIS_URL or, with REDIS_SENTINELS set, to the primary the Sentinels name.
- * After a failover ioredis asks the Sentinels again on reconnect, and `failoverDetector` makes it
- * drop the old primary as soon as they announce the switch instead of when its socket fails.
+ * After a failover ioredis asks the Sentinels again on reconnect (Sentinel also closes the
+ * clients of a primary it demotes). No `failoverDetector`: its subscription outlives the lost
+ * connection, and a switch announced while ioredis is reconnecting aborts that reconnect, which
+ * ends the client for good (status `end`, never retried); the HA suite's Redis-primary kill
+ * caught a gateway that way, its limiter admitting everything uncounted with the Sentinels and
+ * both nodes healthy.
  */
 export function openRedis(endpoint: RedisEndpoint, options: RedisOptions): Redis {
   if (endpoint.REDIS_SENTINELS.length === 0) return new Redis(endpoint.REDIS_URL, options);
@@ -14,7 +18,6 @@ export function openRedis(endpoint: RedisEndpoint, options: RedisOptions): Redis
     ...options,
     sentinels: endpoint.REDIS_SENTINELS,
     name: endpoint.REDIS_SENTINEL_NAME,
-    failoverDetector: true,
     sentinelRetryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
 }
