@@ -90,6 +90,14 @@ const VARIANTS: Variant[] = [
   },
   { name: 'as shipped, 4 commands a statement', text: full, trigger: true, batch: 4 },
   { name: 'as shipped, 16 commands a statement', text: full, trigger: true, batch: 16 },
+  { name: 'as shipped, 16 a statement, new words', text: full, trigger: true, batch: 16, newWords: true },
+  {
+    name: 'without the search words, 16, new words',
+    text: withoutSearchWords,
+    trigger: true,
+    batch: 16,
+    newWords: true,
+  },
 ];
 
 interface Sample {

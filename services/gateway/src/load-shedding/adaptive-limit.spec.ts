@@ -107,4 +107,67 @@ describe('AdaptiveLimit', () => {
     );
     expect(limit.limit).toBeGreaterThan(low);
   });
+
+  /**
+   * A service that works on `capacity` commands at once (its consumers' prefetch), each taking
+   * `serviceMs`: of `inFlight` commands the rest wait in the broker's queue, each slot's worth of
+   * them for one service time. Every 10 ms one request is answered, with its RPC reply's times.
+   */
+  function serve(
+    limit: AdaptiveLimit,
+    clock: { now: number },
+    seconds: number,
+    service: { capacity: number; serviceMs: number },
+    inFlight: (l: number) => number,
+  ) {
+    for (let i = 0; i < seconds * 100; i++) {
+      clock.now += 10;
+      const n = inFlight(limit.limit);
+      const queuedMs = (Math.max(0, n - service.capacity) / service.capacity) * service.serviceMs;
+      limit.queued(queuedMs, service.serviceMs);
+      limit.sample(queuedMs + service.serviceMs, n, clock.now);
+    }
+  }
+  const queuedAt = (n: number, service: { capacity: number; serviceMs: number }) =>
+    (Math.max(0, n - service.capacity) / service.capacity) * service.serviceMs;
+
+  it('comes down when commands queue behind the services, even with under half of it in use', () => {
+    const { limit, clock } = afterTheUsual();
+    // The offered load fills 240 of the 512 (under half): 208 commands wait in the broker for the
+    // 32 the service works on, 130 ms each against its 20 ms of work.
+    const service = { capacity: 32, serviceMs: 20 };
+    serve(limit, clock, 10, service, (l) => Math.min(l, 240));
+    expect(limit.limit).toBeLessThan(120);
+    expect(limit.limit).toBeGreaterThanOrEqual(32);
+    expect(queuedAt(limit.limit, service)).toBeLessThanOrEqual(3 * service.serviceMs);
+  });
+
+  it('does not cut again before the last cut can show (one wait and one service time)', () => {
+    const { limit, clock } = afterTheUsual();
+    const service = { capacity: 32, serviceMs: 50 };
+    // 400 in flight, then as many as the limit lets in; but for 200 ms the replies are those of
+    // commands queued before the cut, which waited as long as before (575 ms).
+    const staleWaitMs = queuedAt(400, service);
+    for (let i = 0; i < 20; i++) {
+      clock.now += 10;
+      limit.queued(staleWaitMs, service.serviceMs);
+      limit.sample(staleWaitMs + service.serviceMs, Math.min(400, limit.limit), clock.now);
+    }
+    expect(limit.limit).toBe(200); // cut once, to half of the 400 in flight; not again on the old queue
+  });
+
+  it('is not cut by a closed loop whose requests get slower (one service time of commands waiting)', () => {
+    const { limit, clock } = afterTheUsual();
+    // 64 connections, a service working on 32 at once: 32 wait in the broker, for one service
+    // time, whether a command takes 20 ms or 60.
+    serve(limit, clock, 10, { capacity: 32, serviceMs: 20 }, () => 64);
+    serve(limit, clock, 20, { capacity: 32, serviceMs: 60 }, () => 64);
+    expect(limit.limit).toBe(512);
+  });
+
+  it('takes a wait of a few milliseconds for the wire, not a queue, however fast the services', () => {
+    const { limit, clock } = afterTheUsual();
+    serve(limit, clock, 10, { capacity: 4, serviceMs: 1 }, () => 40); // 9 ms waits, 9x the 1 ms of work
+    expect(limit.limit).toBe(512);
+  });
 });
