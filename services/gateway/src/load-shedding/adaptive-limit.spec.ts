@@ -117,18 +117,23 @@ describe('AdaptiveLimit', () => {
     limit: AdaptiveLimit,
     clock: { now: number },
     seconds: number,
-    service: { capacity: number; serviceMs: number },
+    service: Service,
     inFlight: (l: number) => number,
   ) {
     for (let i = 0; i < seconds * 100; i++) {
       clock.now += 10;
       const n = inFlight(limit.limit);
-      const queuedMs = (Math.max(0, n - service.capacity) / service.capacity) * service.serviceMs;
+      const queuedMs = queuedAt(n, service);
       limit.queued(queuedMs, service.serviceMs);
       limit.sample(queuedMs + service.serviceMs, n, clock.now);
     }
   }
-  const queuedAt = (n: number, service: { capacity: number; serviceMs: number }) =>
+  interface Service {
+    capacity: number;
+    serviceMs: number;
+  }
+  /** How long a command waits in the broker's queue with `n` in flight. */
+  const queuedAt = (n: number, service: Service) =>
     (Math.max(0, n - service.capacity) / service.capacity) * service.serviceMs;
 
   it('comes down when commands queue behind the services, even with under half of it in use', () => {
