@@ -22,6 +22,22 @@ class Broken1700000000002 implements MigrationInterface {
   async down(): Promise<void> {}
 }
 
+class AddOthers1700000000003 implements MigrationInterface {
+  name = 'AddOthers1700000000003';
+  async up(db: QueryRunner): Promise<void> {
+    await db.query(`CREATE TABLE ${SCHEMA}.others (id int PRIMARY KEY)`);
+  }
+  async down(): Promise<void> {}
+}
+
+class AddLabel1700000000004 implements MigrationInterface {
+  name = 'AddLabel1700000000004';
+  async up(db: QueryRunner): Promise<void> {
+    await db.query(`ALTER TABLE ${SCHEMA}.items ADD COLUMN label text`);
+  }
+  async down(): Promise<void> {}
+}
+
 /**
  * A release's migrations run while the previous release serves: a migration's DDL that meets a
  * table lock held by a request's transaction gives up after its lock_timeout instead of queueing
@@ -96,4 +112,27 @@ describe('migrations under live traffic', () => {
     ).rejects.toThrow(/no_such_table/);
     expect(lines.filter((line) => line.includes('lost a lock'))).toEqual([]);
   });
+
+  it('logs each migration applied once, also those applied by an attempt that then lost a lock', async () => {
+    const { logger, lines } = capturedLogger();
+    await blocker.query(`BEGIN; SELECT * FROM ${SCHEMA}.items`);
+    const migrating = prepareDatabase(
+      options([AddNote1700000000001, AddOthers1700000000003, AddLabel1700000000004]),
+      SCHEMA,
+      logger,
+    );
+    try {
+      // The first attempt commits AddOthers (a table of its own), then loses items' lock.
+      await eventually(() => lines.some((line) => line.includes('lost a lock to live traffic')), 20_000);
+    } finally {
+      await blocker.query('COMMIT');
+    }
+    await migrating;
+
+    const applied = lines
+      .map((line) => JSON.parse(line) as { msg: string; migration?: string })
+      .filter((line) => line.msg === 'migration applied')
+      .map((line) => line.migration);
+    expect(applied).toEqual(['AddOthers1700000000003', 'AddLabel1700000000004']);
+  }, 30_000);
 });

@@ -1,4 +1,4 @@
-import { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
+import { DataSource, DataSourceOptions, MigrationExecutor, QueryRunner } from 'typeorm';
 import type { Logger } from 'pino';
 import { queryBounds } from './data-source-options';
 import { isLockConflict } from './database-errors';
@@ -69,18 +69,32 @@ async function lockMigrations(runner: QueryRunner, key: string, deadline: number
  * rolled back, or is written to be run again: it is tried again until the deadline.
  */
 async function runPendingMigrations(dataSource: DataSource, logger: Logger, deadline: number): Promise<void> {
+  const logApplied = (names: string[]) => {
+    for (const name of names) logger.info({ migration: name }, 'migration applied');
+  };
   for (let attempt = 1; ; attempt++) {
+    const before = await executedMigrations(dataSource);
     try {
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
+      logApplied(
+        (await dataSource.runMigrations({ transaction: 'each' })).map((migration) => migration.name),
+      );
       return;
     } catch (error) {
+      // A failed run returns nothing, but the migrations before the failing one were committed.
+      const after = await executedMigrations(dataSource).catch(() => before);
+      logApplied([...after].filter((name) => !before.has(name)));
       const pause = MIGRATION_RETRY_MS * Math.min(attempt, 10);
       if (!isLockConflict(error) || Date.now() + pause > deadline) throw error;
       logger.warn({ err: error, attempt }, 'a migration lost a lock to live traffic; trying it again');
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
+}
+
+/** The names of the migrations the schema's migrations table records as applied. */
+async function executedMigrations(dataSource: DataSource): Promise<Set<string>> {
+  const executed = await new MigrationExecutor(dataSource).getExecutedMigrations();
+  return new Set(executed.map((migration) => migration.name));
 }
 
 async function migrateUnderLock(dataSource: DataSource, schema: string, logger: Logger): Promise<void> {
