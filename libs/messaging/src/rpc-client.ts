@@ -19,7 +19,7 @@ import {
   type RpcQueueType,
 } from './rpc-queue';
 import { consumer } from './consumer';
-import { HANDLED_US_HEADER, headersOrNone } from './message-headers';
+import { headersOrNone } from './message-headers';
 import type { RpcCallOutcome, RpcClientMetrics } from './rpc-metrics';
 
 export interface RpcClientOptions {
@@ -35,17 +35,6 @@ export interface RpcClientOptions {
   /** The service behind the queue, named in the 503 when it has no consumer (default conversations). */
   serviceName?: string;
   metrics?: RpcClientMetrics;
-}
-
-/**
- * Told, for each reply that says how long the service spent on its command (HANDLED_US_HEADER),
- * how long the command waited outside the service: the round trip from its last publish to the
- * reply, less the service's time. That is the broker's queue (and the wire), which grows when the
- * services cannot keep up, and does not when requests are merely slower (the gateway's load
- * shedder, load-shedding/adaptive-limit.ts).
- */
-export interface RpcTimingSink {
-  rpcAnswered(queuedMs: number, handledMs: number): void;
 }
 
 type OutgoingRequest = Omit<RpcRequest, 'commandId'> & {
@@ -73,8 +62,6 @@ interface PendingCall {
   headers: Record<string, string>;
   /** The channel it was published on last; its reply can only come on that one. */
   sentOn?: Channel;
-  /** When it was published last (performance.now()). */
-  sentAt?: number;
 }
 
 /**
@@ -110,7 +97,6 @@ export class RpcClient {
     departedAt: 0,
   };
   private consumerCheck?: Promise<number>;
-  private timingSink?: RpcTimingSink;
 
   constructor(private readonly options: RpcClientOptions) {
     this.wrapper = options.connection.createChannel({
@@ -148,11 +134,6 @@ export class RpcClient {
 
   waitForConnect(): Promise<void> {
     return this.wrapper.waitForConnect();
-  }
-
-  /** From now on, each reply's times go to `sink` (one sink; the gateway's load shedder). */
-  reportTimingsTo(sink: RpcTimingSink): void {
-    this.timingSink = sink;
   }
 
   get connected(): boolean {
@@ -261,7 +242,6 @@ export class RpcClient {
         headers: headersOrNone(call.headers),
       });
       call.sentOn = channel;
-      call.sentAt = performance.now();
     } catch {
       // The channel is closing: the next one sends the command again.
     }
@@ -315,17 +295,7 @@ export class RpcClient {
     if (!call) return; // late reply to a call that already timed out
     this.pending.delete(id);
     clearTimeout(call.timer);
-    this.reportTimings(call, message);
     call.resolve(message.content);
-  }
-
-  private reportTimings(call: PendingCall, message: ConsumeMessage): void {
-    // amqplib types the headers' values as `any`: this one is a number when an up-to-date service sent it.
-    const handledUs: unknown = message.properties.headers?.[HANDLED_US_HEADER];
-    if (!this.timingSink || call.sentAt === undefined || typeof handledUs !== 'number' || !(handledUs >= 0))
-      return;
-    const handledMs = handledUs / 1000;
-    this.timingSink.rpcAnswered(Math.max(0, performance.now() - call.sentAt - handledMs), handledMs);
   }
 
   /** A consumer left: ask the broker now, so the next request already knows if none is left. */

@@ -16,7 +16,6 @@ import { DomainError, ERROR_CATALOGUE } from '@app/errors';
 import { contextFrom, contextOf, endSpan, SpanKind, startSpan } from '@app/observability';
 import { Acknowledgements } from './acknowledgements';
 import { consumer } from './consumer';
-import { HANDLED_US_HEADER } from './message-headers';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import {
   DEAD_LETTER_QUEUE_OPTIONS,
@@ -163,7 +162,6 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     channel: Channel,
     message: ConsumeMessage,
   ): Promise<void> {
-    const receivedAt = performance.now();
     const request = parseRequest(message.content);
     // amqplib types message properties as `any`; these two are strings when present.
     const { replyTo, correlationId } = message.properties as { replyTo?: string; correlationId?: string };
@@ -189,7 +187,6 @@ export class RpcServer extends Server implements CustomTransportStrategy {
         channel.sendToQueue(replyTo, Buffer.from(encodedReply), {
           correlationId,
           contentType: 'application/json',
-          headers: { [HANDLED_US_HEADER]: Math.round((performance.now() - receivedAt) * 1000) },
         });
       }
     } catch (error) {

@@ -9,7 +9,6 @@ import { declareQueues, RpcClient, rpcQueueDeclarations, rpcQueueType } from '@a
 import { createMetricsRegistry, PinoNestLogger, tracingOn } from '@app/observability';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { StreamTokens } from './auth/stream-tokens';
-import { WEBHOOKS_RPC } from './core/tokens';
 import { RateLimits } from './rate-limit/rate-limits';
 import { gatewayDataSourceOptions, GATEWAY_SCHEMA } from './data-source';
 import { registerRequestDeadline } from './deadline/request-deadline';
@@ -104,7 +103,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       bodyParser: false,
     },
   );
-  for (const rpc of [app.get(RpcClient), app.get<RpcClient>(WEBHOOKS_RPC)]) rpc.reportTimingsTo(shedder);
   const apiKeys = app.get(ApiKeyAuthenticator);
   admission = apiAdmission(
     apiKeys,

@@ -9,16 +9,6 @@
  * traffic then, and a slow moment is none of its doing). The long RTT moves slowly towards the short one (hardly at all while requests
  * queue past the tolerance, so a period of overload does not become the new normal) and quickly
  * back down when requests get faster.
- *
- * Time alone cannot tell a queue from a change of mix (writes after reads take longer at the same
- * concurrency), so the queue behind the gateway is also watched directly: each RPC reply says how
- * long its command waited outside the service that handled it, in the broker's queue
- * (RpcTimingSink). When even the least-waiting command of a window waited more than
- * QUEUE_TOLERANCE times the services' mean time on a command (and more than QUEUE_FLOOR_MS), the
- * queue is standing (CoDel's test: not a burst passing through), and the limit comes down at once,
- * used or not, to the requests in flight scaled by how far over the wait is. It is held there for
- * one wait and one service time, the time in which requests admitted under the new limit come back
- * to be measured, and is not cut again on the old queue meanwhile.
  */
 export interface AdaptiveLimitOptions {
   initial: number;
@@ -37,25 +27,6 @@ const LONG_WEIGHT = 1 / 50;
 const LONG_WEIGHT_OVERLOADED = 1 / 1000;
 /** Weight of a new estimate in the limit (smoothing). */
 const SMOOTHING = 0.2;
-/**
- * How many times the services' own time on a command the least-waiting command of a window may
- * wait in the broker's queue before the queue counts as standing. Clients that wait for each
- * answer keep about one service time of commands waiting behind a consumer's prefetch while they
- * are as many as it takes twice over (64 clients, 32 taken at a time); offered load past what the
- * services can do makes the wait grow without bound. (A fixed 250 ms instead, most of a read's
- * objective, let 2x and 4x overload through in two runs of five: BENCHMARKS.md, "Overload".)
- */
-const QUEUE_TOLERANCE = 2;
-/** A wait this short is never a standing queue, whatever the services' time (the wire's share). */
-const QUEUE_FLOOR_MS = 20;
-
-/** The RPC replies of the current window: the least wait outside the services, and their time. */
-interface QueueWindow {
-  replies: number;
-  minQueuedMs: number;
-  handledSumMs: number;
-}
-const EMPTY_QUEUE_WINDOW: QueueWindow = { replies: 0, minQueuedMs: Infinity, handledSumMs: 0 };
 
 export class AdaptiveLimit {
   private estimate: number;
@@ -64,9 +35,6 @@ export class AdaptiveLimit {
   private sumMs = 0;
   private maxInFlight = 0;
   private windowStart = 0;
-  private queue: QueueWindow = { ...EMPTY_QUEUE_WINDOW };
-  /** No cut for a standing queue before this time (ms): the last cut's effect is not measurable yet. */
-  private holdUntilMs = 0;
 
   constructor(private readonly options: AdaptiveLimitOptions) {
     this.estimate = options.initial;
@@ -89,22 +57,13 @@ export class AdaptiveLimit {
     this.sumMs += rttMs;
     this.maxInFlight = Math.max(this.maxInFlight, inFlight);
     if (this.samples < WINDOW_SAMPLES || nowMs - this.windowStart < WINDOW_MS) return;
-    this.update(this.sumMs / this.samples, this.maxInFlight, nowMs);
+    this.update(this.sumMs / this.samples, this.maxInFlight);
     this.samples = 0;
     this.sumMs = 0;
     this.maxInFlight = 0;
-    this.queue = { ...EMPTY_QUEUE_WINDOW };
   }
 
-  /** One RPC reply: how long its command waited outside the service, and the service's time on it. */
-  queued(queuedMs: number, handledMs: number): void {
-    this.queue.replies += 1;
-    this.queue.minQueuedMs = Math.min(this.queue.minQueuedMs, queuedMs);
-    this.queue.handledSumMs += handledMs;
-  }
-
-  private update(shortRttMs: number, inFlight: number, nowMs: number): void {
-    if (this.cutForStandingQueue(inFlight, nowMs)) return;
+  private update(shortRttMs: number, inFlight: number): void {
     if (this.longRttMs === 0) this.longRttMs = shortRttMs;
     else if (shortRttMs < this.longRttMs) this.longRttMs += (shortRttMs - this.longRttMs) / 2;
     else {
@@ -119,20 +78,5 @@ export class AdaptiveLimit {
     const next = this.estimate * gradient + Math.sqrt(this.estimate);
     const smoothed = this.estimate * (1 - SMOOTHING) + next * SMOOTHING;
     this.estimate = Math.max(this.options.min, Math.min(this.options.max, smoothed));
-  }
-
-  /** Whether the window's replies show a standing queue; if so, the limit is cut (outside a hold). */
-  private cutForStandingQueue(inFlight: number, nowMs: number): boolean {
-    const { replies, minQueuedMs, handledSumMs } = this.queue;
-    if (replies === 0) return false;
-    const handledMs = handledSumMs / replies;
-    if (minQueuedMs <= QUEUE_FLOOR_MS || minQueuedMs <= QUEUE_TOLERANCE * handledMs) return false;
-    if (nowMs >= this.holdUntilMs) {
-      // In flight scaled so that a request's wait and work come to (1 + tolerance) times the work.
-      const scale = Math.max(0.5, ((1 + QUEUE_TOLERANCE) * handledMs) / (minQueuedMs + handledMs));
-      this.estimate = Math.max(this.options.min, Math.min(this.estimate, inFlight * scale));
-      this.holdUntilMs = nowMs + minQueuedMs + handledMs;
-    }
-    return true;
   }
 }

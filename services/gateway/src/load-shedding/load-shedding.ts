@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { overloaded, PROBLEM_CONTENT_TYPE, retryAfterSeconds, toProblem } from '@app/errors';
-import type { RpcTimingSink } from '@app/messaging';
 import { METRIC_PREFIX } from '@app/observability';
 import { isOperationsRoute } from '../health/operations-routes';
 import { AdaptiveLimit } from './adaptive-limit';
@@ -62,7 +61,7 @@ const RECENT_SHED_MS = 1000;
  * first of the server's, and writes its small problem document straight to the socket. Shed
  * requests are counted (metrics, and a summary log line), not logged one by one.
  */
-export class LoadShedder implements RpcTimingSink {
+export class LoadShedder {
   private inFlight = 0;
   private eventLoopDelayMs = 0;
   private readonly histogram = monitorEventLoopDelay({ resolution: 10 });
@@ -182,11 +181,6 @@ export class LoadShedder implements RpcTimingSink {
   loopLate(budgetMs: number): boolean {
     if (performance.now() - this.lastShedAt < RECENT_SHED_MS) return true;
     return Math.max(this.recentMaxDelayMs, this.histogram.max / 1e6) >= budgetMs / 2;
-  }
-
-  /** An RPC reply's times (RpcClient.reportTimingsTo): the queue behind the gateway, seen directly. */
-  rpcAnswered(queuedMs: number, handledMs: number): void {
-    this.adaptive.queued(queuedMs, handledMs);
   }
 
   /** Counts a request shed after admission (the 503 is answered by the caller). */
