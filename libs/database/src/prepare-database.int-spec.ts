@@ -6,37 +6,33 @@ import { prepareDatabase } from './prepare-database';
 
 const SCHEMA = 'lock_test';
 
-class AddNote1700000000001 implements MigrationInterface {
-  name = 'AddNote1700000000001';
-  async up(db: QueryRunner): Promise<void> {
-    await db.query(`ALTER TABLE ${SCHEMA}.items ADD COLUMN note text`);
-  }
-  async down(): Promise<void> {}
+/** A migration named `name` (TypeORM reads the timestamp from it) of one DDL statement. */
+function ddlMigration(name: string, statement: string): new () => MigrationInterface {
+  return class implements MigrationInterface {
+    name = name;
+    async up(db: QueryRunner): Promise<void> {
+      await db.query(statement);
+    }
+    async down(): Promise<void> {}
+  };
 }
 
-class Broken1700000000002 implements MigrationInterface {
-  name = 'Broken1700000000002';
-  async up(db: QueryRunner): Promise<void> {
-    await db.query(`ALTER TABLE ${SCHEMA}.no_such_table ADD COLUMN note text`);
-  }
-  async down(): Promise<void> {}
-}
-
-class AddOthers1700000000003 implements MigrationInterface {
-  name = 'AddOthers1700000000003';
-  async up(db: QueryRunner): Promise<void> {
-    await db.query(`CREATE TABLE ${SCHEMA}.others (id int PRIMARY KEY)`);
-  }
-  async down(): Promise<void> {}
-}
-
-class AddLabel1700000000004 implements MigrationInterface {
-  name = 'AddLabel1700000000004';
-  async up(db: QueryRunner): Promise<void> {
-    await db.query(`ALTER TABLE ${SCHEMA}.items ADD COLUMN label text`);
-  }
-  async down(): Promise<void> {}
-}
+const AddNote1700000000001 = ddlMigration(
+  'AddNote1700000000001',
+  `ALTER TABLE ${SCHEMA}.items ADD COLUMN note text`,
+);
+const Broken1700000000002 = ddlMigration(
+  'Broken1700000000002',
+  `ALTER TABLE ${SCHEMA}.no_such_table ADD COLUMN note text`,
+);
+const AddOthers1700000000003 = ddlMigration(
+  'AddOthers1700000000003',
+  `CREATE TABLE ${SCHEMA}.others (id int PRIMARY KEY)`,
+);
+const AddLabel1700000000004 = ddlMigration(
+  'AddLabel1700000000004',
+  `ALTER TABLE ${SCHEMA}.items ADD COLUMN label text`,
+);
 
 /**
  * A release's migrations run while the previous release serves: a migration's DDL that meets a

@@ -72,8 +72,8 @@ async function runPendingMigrations(dataSource: DataSource, logger: Logger, dead
   const logApplied = (names: string[]) => {
     for (const name of names) logger.info({ migration: name }, 'migration applied');
   };
+  let recorded = await executedMigrations(dataSource);
   for (let attempt = 1; ; attempt++) {
-    const before = await executedMigrations(dataSource);
     try {
       logApplied(
         (await dataSource.runMigrations({ transaction: 'each' })).map((migration) => migration.name),
@@ -81,8 +81,9 @@ async function runPendingMigrations(dataSource: DataSource, logger: Logger, dead
       return;
     } catch (error) {
       // A failed run returns nothing, but the migrations before the failing one were committed.
-      const after = await executedMigrations(dataSource).catch(() => before);
-      logApplied([...after].filter((name) => !before.has(name)));
+      const now = await executedMigrations(dataSource).catch(() => recorded);
+      logApplied([...now].filter((name) => !recorded.has(name)));
+      recorded = now;
       const pause = MIGRATION_RETRY_MS * Math.min(attempt, 10);
       if (!isLockConflict(error) || Date.now() + pause > deadline) throw error;
       logger.warn({ err: error, attempt }, 'a migration lost a lock to live traffic; trying it again');

@@ -6,9 +6,9 @@
  * for a queue), and as they take longer it shrinks in proportion, so queueing inside the gateway
  * stays a small multiple of the work's own time instead of growing with the offered load. The
  * limit does not change while under half of it is used (the load, not the limit, bounds the
- * traffic then, and a slow moment is none of its doing). The long RTT moves slowly towards the short one (hardly at all while requests
- * queue past the tolerance, so a period of overload does not become the new normal) and quickly
- * back down when requests get faster.
+ * traffic then, and a slow moment is none of its doing). The long RTT moves slowly towards the
+ * short one (hardly at all while requests queue past the tolerance, so a period of overload does
+ * not become the new normal) and quickly back down when requests get faster.
  */
 export interface AdaptiveLimitOptions {
   initial: number;
