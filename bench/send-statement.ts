@@ -52,6 +52,11 @@ const updatedAtIndex = (on: boolean) =>
   on
     ? 'CREATE INDEX IF NOT EXISTS bench_updated_at ON conversations.conversations (account_id, updated_at)'
     : 'DROP INDEX IF EXISTS conversations.bench_updated_at';
+/** The index migration 1766700000000 dropped: the conversation's words indexed, its update not HOT. */
+const conversationWordsIndex = (on: boolean) =>
+  on
+    ? 'CREATE INDEX IF NOT EXISTS bench_conversation_words ON conversations.conversations USING gin (account_id, search_words)'
+    : 'DROP INDEX IF EXISTS conversations.bench_conversation_words';
 /** The statement without keeping the conversation's search words (before the search migration). */
 const withoutSearchWords = full.replace(
   /,\s*search_words = conversations\.with_message_words\(c\.search_words, i\.content\)/,
@@ -66,6 +71,7 @@ interface Variant {
   /** Each message brings words its conversation has not had (its update is then not HOT). */
   newWords?: boolean;
   updatedAtIndexed?: boolean;
+  conversationWordsIndexed?: boolean;
   /** Commands per statement (1 unless said). */
   batch?: number;
 }
@@ -91,6 +97,14 @@ const VARIANTS: Variant[] = [
   { name: 'as shipped, 4 commands a statement', text: full, trigger: true, batch: 4 },
   { name: 'as shipped, 16 commands a statement', text: full, trigger: true, batch: 16 },
   { name: 'as shipped, 16 a statement, new words', text: full, trigger: true, batch: 16, newWords: true },
+  {
+    name: "16, new words, conversation's words indexed",
+    text: full,
+    trigger: true,
+    batch: 16,
+    newWords: true,
+    conversationWordsIndexed: true,
+  },
   {
     name: 'without the search words, 16, new words',
     text: withoutSearchWords,
@@ -138,6 +152,7 @@ function batchValues(batch: number, count: number, newWords: boolean): unknown[]
 async function timeVariant(db: Client, variant: Variant, index: number): Promise<Sample> {
   await db.query(analyticsTriggers(variant.trigger));
   await db.query(updatedAtIndex(variant.updatedAtIndexed ?? false));
+  await db.query(conversationWordsIndex(variant.conversationWordsIndexed ?? false));
   const walBefore = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
   const parameters = (variant.text.match(/\$\d+/g) ?? []).map((p) => Number(p.slice(1)));
   const count = Math.max(...parameters);
@@ -221,6 +236,7 @@ async function main(): Promise<void> {
     }
     await db.query(analyticsTriggers(true));
     await db.query(updatedAtIndex(false));
+    await db.query(conversationWordsIndex(false));
     // As on a database that has run a while: the planner knows how many conversations wait.
     await db.query('ANALYZE conversations.analytics_first_responses');
     console.log('# bulk import into the account: conversations x 10 messages, us per message');

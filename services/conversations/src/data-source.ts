@@ -14,6 +14,7 @@ import { ConversationTags1765400000000 } from './migrations/1765400000000-conver
 import { ConversationSearch1765400000001 } from './migrations/1765400000001-conversation-search';
 import { AnalyticsSlotUpsert1766600000000 } from './migrations/1766600000000-analytics-slot-upsert';
 import { ConversationErasure1766300000000 } from './migrations/1766300000000-conversation-erasure';
+import { MessageSearchIndex1766700000000 } from './migrations/1766700000000-message-search-index';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
@@ -40,6 +41,7 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       ConversationSearch1765400000001,
       AnalyticsSlotUpsert1766600000000,
       ConversationErasure1766300000000,
+      MessageSearchIndex1766700000000,
     ],
   } as DataSourceOptions;
 }

@@ -202,6 +202,49 @@ describe('search (q)', () => {
     }
   });
 
+  it('finds rare matches past the walk through the words of each message and of each conversation', async () => {
+    const far = await stack.createAccount();
+    const sendAs = async (id: string, content: string) =>
+      expect(
+        (await far.api.post(`/v1/conversations/${id}/messages`, { sender: 'visitor', content })).status,
+      ).toBe(201);
+    const subjectAndMessage = await newConversation(far.api, { subject: 'Kangaroo 5150' });
+    await sendAs(subjectAndMessage.id, 'A refund, please');
+    const twoMessages = await newConversation(far.api, { subject: 'Question' });
+    await sendAs(twoMessages.id, 'The kangaroo');
+    await sendAs(twoMessages.id, 'jumps away');
+    const oneMessage = await newConversation(far.api, { subject: 'Other question' });
+    await sendAs(oneMessage.id, 'kangaroo');
+    // Newer conversations than these, more than the walk reads, none matching: the list finds
+    // the matches through the indexes of words, not by walking.
+    await stack.query(
+      `INSERT INTO conversations.conversations (id, account_id, status, subject, metadata, created_at, updated_at, search_words)
+       SELECT gen_random_uuid(), $1, 'active', 'Newer ' || i, '{}', at, at, conversations.detail_search_words('Newer ' || i, NULL, NULL)
+         FROM generate_series(1, $2::int) AS i, LATERAL (SELECT now() + make_interval(mins => i) AS at) row`,
+      [far.accountId, SEARCH_LIMITS.walk + 100],
+    );
+    const found = (q: string, account = far) =>
+      listed(`/v1/conversations?q=${encodeURIComponent(q)}`, account);
+    // Split between subject and message, whichever word is looked up first; between two messages.
+    expect(await found('kangaroo refund')).toEqual({ ids: [subjectAndMessage.id], total: 1 });
+    expect(await found('refund 5150')).toEqual({ ids: [subjectAndMessage.id], total: 1 });
+    expect(await found('kangaroo jumps')).toEqual({ ids: [twoMessages.id], total: 1 });
+    expect(await found('kangaroo')).toEqual({
+      ids: [oneMessage.id, twoMessages.id, subjectAndMessage.id],
+      total: 3,
+    });
+    // A message sent now is found at once; an edited subject by its new words only.
+    await sendAs(oneMessage.id, 'Platypus!');
+    expect(await found('platypus kangaroo')).toEqual({ ids: [oneMessage.id], total: 1 });
+    expect(
+      (await far.api.patch(`/v1/conversations/${subjectAndMessage.id}`, { subject: 'Wallaby 5150' })).status,
+    ).toBe(200);
+    expect(await found('kangaroo refund')).toEqual({ ids: [], total: 0 });
+    expect(await found('wallaby refund')).toEqual({ ids: [subjectAndMessage.id], total: 1 });
+    // The same words in another account are not found.
+    expect(await found('kangaroo', owner)).toEqual({ ids: [], total: 0 });
+  });
+
   it('refuses a q longer than 200 characters with a 400 naming it, in any spelling', async () => {
     const long = 'x'.repeat(201);
     expectValidation(await owner.api.get(`/v1/conversations?q=${long}`), '/v1/conversations', ['q']);

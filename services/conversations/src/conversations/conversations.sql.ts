@@ -95,6 +95,22 @@ const FILTER_ARRAYS: Partial<Record<ListFilter, (parameter: string) => string>> 
 export const usedFilters = (filters: ListFilters): ListFilter[] =>
   LIST_FILTERS.filter((name) => filters[name] !== undefined);
 
+/**
+ * Where a GIN index finds a filter's matches, a condition that reads it, besides the exact one of
+ * FILTER_CONDITIONS. `q`: the conversations whose subject, visitor or a message has the query's
+ * rarest word (search_driver, migration 1766700000000); the row's words then decide.
+ */
+const INDEXED_CONDITIONS: Partial<Record<ListFilter, (value: string) => string>> = {
+  // An array, so the candidates are collected once a page, then each conversation read by its key.
+  q: (value) => `AND c.id = ANY (ARRAY(
+          SELECT m.conversation_id FROM conversations.messages m
+           WHERE m.account_id = q.account_id AND conversations.words_of(m.content) @@ (SELECT conversations.search_driver(${value}))
+          UNION ALL
+          SELECT d.id FROM conversations.conversations d
+           WHERE d.account_id = q.account_id
+             AND conversations.detail_search_words(d.subject, d.visitor_name, d.visitor_email) @@ (SELECT conversations.search_driver(${value}))))`,
+};
+
 /** The filters whose matches are counted only as far as SEARCH_LIMITS.countAhead past the page. */
 const BOUNDED_FILTERS: readonly ListFilter[] = ['q', 'tag'];
 
@@ -132,8 +148,10 @@ export function listPagesStatement(
       ${counted}
        LEFT JOIN LATERAL (${rows}) rows ON true`,
     );
-  if (used.some((name) => BOUNDED_FILTERS.includes(name)))
-    return batch(...searchPages(conditions, visible, sorted));
+  if (used.some((name) => BOUNDED_FILTERS.includes(name))) {
+    const indexed = used.map((name) => INDEXED_CONDITIONS[name]?.(filter(name)) ?? '').join(' ');
+    return batch(...searchPages(conditions, indexed, visible, sorted));
+  }
 
   const total = countedByCounters
     ? `(SELECT COALESCE(SUM(count), 0) FROM conversations.status_counts c WHERE c.account_id = q.account_id${statusCondition})
@@ -167,15 +185,17 @@ export function listPagesStatement(
  *   there whenever it holds the page, and if it found more than that bound the total is the bound,
  *   `bounded` saying it is a lower bound;
  * - otherwise the matches are rare (or bunched away from the walked end): they are counted from
- *   the index, again only up to the bound, and when the walk did not hold the page, sorted for it
- *   (`OFFSET 0` keeps that lookup a query of its own: the planner would walk the creation-time
- *   index instead, reading the whole account for a rare word).
+ *   the candidates an index gives (`indexed`: INDEXED_CONDITIONS of the filters used), again only
+ *   up to the bound, and when the walk did not hold the page, sorted for it (`OFFSET 0` keeps that
+ *   lookup a query of its own: the planner would walk the creation-time index instead, reading the
+ *   whole account for a rare word).
  */
-function searchPages(conditions: string, visible: string, sorted: string): [string, string] {
+function searchPages(conditions: string, indexed: string, visible: string, sorted: string): [string, string] {
   const bound = `(q.page_offset + q.page_limit + ${SEARCH_LIMITS.countAhead})`;
   const walkedMore = `cardinality(walked.ids) > ${bound}`;
   const walkedPage = 'cardinality(walked.ids) >= q.page_offset + q.page_limit';
-  const matches = `(SELECT * FROM conversations.conversations c WHERE c.account_id = q.account_id${conditions} OFFSET 0) c`;
+  const matches = `(SELECT * FROM conversations.conversations c
+                     WHERE c.account_id = q.account_id${conditions} ${indexed} OFFSET 0) c`;
   const counted = `CROSS JOIN LATERAL (SELECT ARRAY(
           SELECT c.id FROM (SELECT * FROM conversations.conversations c
                              WHERE c.account_id = q.account_id AND ${visible}
