@@ -101,14 +101,19 @@ export const usedFilters = (filters: ListFilters): ListFilter[] =>
  * rarest word (search_driver, migration 1766700000000); the row's words then decide.
  */
 const INDEXED_CONDITIONS: Partial<Record<ListFilter, (value: string) => string>> = {
-  // An array, so the candidates are collected once a page, then each conversation read by its key.
-  q: (value) => `AND c.id = ANY (ARRAY(
+  q: (value) => {
+    // A subquery, so the word is chosen once a page: called inline, the planner checks it in a
+    // filter of every row of the account instead of reading the index with it. The candidates
+    // are collected into an array once a page, then each conversation read by its key.
+    const word = `(SELECT conversations.search_driver(${value}))`;
+    return `AND c.id = ANY (ARRAY(
           SELECT m.conversation_id FROM conversations.messages m
-           WHERE m.account_id = q.account_id AND conversations.words_of(m.content) @@ (SELECT conversations.search_driver(${value}))
+           WHERE m.account_id = q.account_id AND conversations.words_of(m.content) @@ ${word}
           UNION ALL
           SELECT d.id FROM conversations.conversations d
            WHERE d.account_id = q.account_id
-             AND conversations.detail_search_words(d.subject, d.visitor_name, d.visitor_email) @@ (SELECT conversations.search_driver(${value}))))`,
+             AND conversations.detail_search_words(d.subject, d.visitor_name, d.visitor_email) @@ ${word}))`;
+  },
 };
 
 /** The filters whose matches are counted only as far as SEARCH_LIMITS.countAhead past the page. */
