@@ -4,6 +4,7 @@ import { prepareDatabase } from '@app/database';
 import { ADMIN_DATABASE_URL, capturedLogger, databaseUrlFor } from '@app/testing';
 import { SQL } from '../src/conversations/conversations.sql';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from '../src/data-source';
+import { ownConversationsDatabase } from './own-database';
 
 /**
  * Replicas starting together (docker compose --scale, start:cluster) all migrate on start: the
@@ -58,25 +59,10 @@ describe('migrations with several replicas starting at once', () => {
  * entry to each of its indexes. An index on a column every message changes would undo that.
  */
 describe('appending messages to a conversation', () => {
-  const database = `${process.env.TEST_RUN_ID}_hot_appends`;
-  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
-  const db = new Client({ connectionString: databaseUrlFor(database) });
+  const { db, open, close } = ownConversationsDatabase('hot_appends');
 
-  beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${database}"`);
-    const options = conversationsDataSourceOptions({
-      DATABASE_URL: databaseUrlFor(database),
-      DATABASE_POOL_SIZE: 2,
-    });
-    await prepareDatabase(options, CONVERSATIONS_SCHEMA, capturedLogger().logger);
-    await db.connect();
-  });
-  afterAll(async () => {
-    await db.end();
-    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await admin.end();
-  });
+  beforeAll(open);
+  afterAll(close);
 
   it('updates the conversation in place (HOT), with no index entry, while its window lasts, whatever words a message brings', async () => {
     const conversationId = randomUUID();

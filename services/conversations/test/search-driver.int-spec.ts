@@ -1,8 +1,5 @@
-import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { prepareDatabase } from '@app/database';
-import { ADMIN_DATABASE_URL, capturedLogger, databaseUrlFor } from '@app/testing';
-import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from '../src/data-source';
+import { ownConversationsDatabase } from './own-database';
 
 /**
  * Migration 1766700000000: a search that falls back to an index reads it for one word of the
@@ -12,9 +9,7 @@ import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from '../src/dat
  * "Search"). On a database of its own, so its statistics are this test's alone.
  */
 describe('the word a search reads its index for', () => {
-  const database = `${process.env.TEST_RUN_ID}_search_driver`;
-  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
-  const db = new Client({ connectionString: databaseUrlFor(database) });
+  const { db, open, close } = ownConversationsDatabase('search_driver');
   const driver = async (query: string) =>
     (
       await db.query<{ word: string }>(`SELECT conversations.search_driver($1::tsquery)::text AS word`, [
@@ -23,14 +18,10 @@ describe('the word a search reads its index for', () => {
     ).rows[0].word;
 
   beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${database}"`);
-    const options = conversationsDataSourceOptions({
-      DATABASE_URL: databaseUrlFor(database),
-      DATABASE_POOL_SIZE: 2,
-    });
-    await prepareDatabase(options, CONVERSATIONS_SCHEMA, capturedLogger().logger);
-    await db.connect();
+    await open();
+    // Statistics come from this test's ANALYZE only.
+    for (const table of ['conversations', 'messages'])
+      await db.query(`ALTER TABLE conversations.${table} SET (autovacuum_enabled = false)`);
     // 200 conversations, each subject with `conversation`; two messages of three in each with
     // `zamowienie`; `zolw` in one message of all.
     const account = randomUUID();
@@ -50,11 +41,7 @@ describe('the word a search reads its index for', () => {
       `UPDATE conversations.messages SET content = 'Żółw' WHERE id = (SELECT min(id::text)::uuid FROM conversations.messages)`,
     );
   });
-  afterAll(async () => {
-    await db.end();
-    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await admin.end();
-  });
+  afterAll(close);
 
   it('is the longer word while there are no statistics, then the rarer one', async () => {
     expect(await driver('zamowienie:* & zolw:*')).toBe(`'zamowienie':*`);
