@@ -233,6 +233,7 @@ describe.each(ORDERS)('rolling upgrade to HEAD, $name', ({ name, services }) => 
         replicaStops: fleet.stops,
         secondsAt: phases,
         ...audit,
+        serviceErrors: fleet.errorLines(),
       };
       expect(audit).toEqual({
         failedRequests: 0,

@@ -33,6 +33,24 @@ const AddLabel1700000000004 = ddlMigration(
   'AddLabel1700000000004',
   `ALTER TABLE ${SCHEMA}.items ADD COLUMN label text`,
 );
+/**
+ * Locks `notes`, then, after a pause in which a request queues for `notes`, `items`: the order
+ * opposite to a request that writes `items` and then `notes`.
+ */
+const IndexNotes1700000000005 = ddlMigration(
+  'IndexNotes1700000000005',
+  `ALTER TABLE ${SCHEMA}.notes ADD COLUMN flag boolean NOT NULL DEFAULT false;
+   SELECT pg_sleep(0.2);
+   CREATE INDEX items_by_id ON ${SCHEMA}.items (id)`,
+);
+const IndexItemsConcurrently1700000000006 = class implements MigrationInterface {
+  name = 'IndexItemsConcurrently1700000000006';
+  transaction = false as const;
+  async up(db: QueryRunner): Promise<void> {
+    await db.query(`CREATE INDEX CONCURRENTLY items_concurrently ON ${SCHEMA}.items (id)`);
+  }
+  async down(): Promise<void> {}
+};
 
 /**
  * A release's migrations run while the previous release serves: a migration's DDL that meets a
@@ -69,7 +87,10 @@ describe('migrations under live traffic', () => {
     await admin.query(`CREATE DATABASE "${database}"`);
     await traffic.connect();
     await blocker.connect();
-    await traffic.query(`CREATE SCHEMA ${SCHEMA}; CREATE TABLE ${SCHEMA}.items (id int PRIMARY KEY)`);
+    await traffic.query(
+      `CREATE SCHEMA ${SCHEMA}; CREATE TABLE ${SCHEMA}.items (id int PRIMARY KEY);
+       CREATE TABLE ${SCHEMA}.notes (id int PRIMARY KEY)`,
+    );
   });
   afterAll(async () => {
     await traffic.end();
@@ -130,5 +151,57 @@ describe('migrations under live traffic', () => {
       .filter((line) => line.msg === 'migration applied')
       .map((line) => line.migration);
     expect(applied).toEqual(['AddOthers1700000000003', 'AddLabel1700000000004']);
+  }, 30_000);
+
+  it('gives way when it and a request each wait for a lock the other holds: the request commits', async () => {
+    const { logger, lines } = capturedLogger();
+    await blocker.query(`BEGIN; INSERT INTO ${SCHEMA}.items (id) VALUES (100)`);
+    let requestFailed: unknown;
+    try {
+      const migrating = prepareDatabase(options([IndexNotes1700000000005]), SCHEMA, logger);
+      await eventually(
+        async () => {
+          const { rows } = await traffic.query(
+            `SELECT 1 FROM pg_locks WHERE relation = '${SCHEMA}.notes'::regclass
+              AND mode = 'AccessExclusiveLock' AND granted`,
+          );
+          return rows.length > 0;
+        },
+        20_000,
+        10,
+      );
+      // The request waits for `notes` before the migration waits for `items`: Postgres's deadlock
+      // check runs first in the request's session, unless the migration's lock wait ended sooner.
+      await blocker.query(`INSERT INTO ${SCHEMA}.notes (id) VALUES (100)`).catch((error: unknown) => {
+        requestFailed = error;
+      });
+      await blocker.query(requestFailed ? 'ROLLBACK' : 'COMMIT');
+      await migrating;
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+    }
+
+    expect(requestFailed).toBeUndefined();
+    const { rows } = await traffic.query(`SELECT id FROM ${SCHEMA}.notes`);
+    expect(rows).toEqual([{ id: 100 }]);
+    expect(lines.some((line) => line.includes('lost a lock to live traffic'))).toBe(true);
+    const { rows: index } = await traffic.query(`SELECT to_regclass('${SCHEMA}.items_by_id') AS name`);
+    expect(index).toEqual([{ name: 'lock_test.items_by_id' }]);
+  }, 30_000);
+
+  it('builds an index CONCURRENTLY past a transaction longer than the lock wait bound', async () => {
+    const { logger, lines } = capturedLogger();
+    await blocker.query(`BEGIN; INSERT INTO ${SCHEMA}.items (id) VALUES (200)`);
+    const migrating = prepareDatabase(options([IndexItemsConcurrently1700000000006]), SCHEMA, logger);
+    // Longer than any migration's lock_timeout: the build waits for this writer without giving up.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await blocker.query('COMMIT');
+    await migrating;
+
+    expect(lines.filter((line) => line.includes('lost a lock'))).toEqual([]);
+    const { rows } = await traffic.query(
+      `SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = '${SCHEMA}.items_concurrently'::regclass`,
+    );
+    expect(rows).toEqual([{ valid: true }]);
   }, 30_000);
 });

@@ -10,10 +10,14 @@ import { isLockConflict } from './database-errors';
 const MIGRATION_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * How long one statement of a migration waits for a table lock. A migration runs while the
- * previous release serves (docs/scaling.md, "Migrations give way to live traffic"): a DDL
- * statement queued for its lock makes every request touching that table queue behind it, so it
- * gives up quickly and is tried again after a pause growing by MIGRATION_RETRY_MS a try.
+ * How long a statement of a migration run in a transaction waits for a table lock, at most. A
+ * migration runs while the previous release serves (docs/scaling.md, "Migrations give way to live
+ * traffic"): a DDL statement queued for its lock makes every request touching that table queue
+ * behind it, so it gives up quickly and is tried again after a pause growing by
+ * MIGRATION_RETRY_MS a try. It is also kept to half of Postgres's deadlock_timeout (1 s by
+ * default): when a migration and a request each wait for a lock the other holds, the migration's
+ * wait ends first, so the migration is rolled back and tried again rather than Postgres cancelling
+ * the request (a 500 for the client of a release that does not retry it).
  */
 const MIGRATION_LOCK_TIMEOUT_MS = 2_000;
 const MIGRATION_RETRY_MS = 500;
@@ -31,13 +35,40 @@ export async function prepareDatabase(
   const extra = (options as { extra?: object }).extra;
   const dataSource = new DataSource({
     ...options,
-    extra: { ...extra, ...queryBounds(MIGRATION_TIMEOUT_MS), lock_timeout: MIGRATION_LOCK_TIMEOUT_MS },
+    extra: { ...extra, ...queryBounds(MIGRATION_TIMEOUT_MS) },
   });
   await dataSource.initialize();
   try {
+    boundLockWaits(dataSource, await migrationLockTimeoutMs(dataSource));
     await migrateUnderLock(dataSource, schema, logger);
   } finally {
     await dataSource.destroy();
+  }
+}
+
+/** MIGRATION_LOCK_TIMEOUT_MS, or half the server's deadlock_timeout if that is shorter. */
+async function migrationLockTimeoutMs(dataSource: DataSource): Promise<number> {
+  const [{ deadlockMs }] = await dataSource.query<Array<{ deadlockMs: number }>>(
+    `SELECT setting::int AS "deadlockMs" FROM pg_settings WHERE name = 'deadlock_timeout'`,
+  );
+  return Math.max(1, Math.min(MIGRATION_LOCK_TIMEOUT_MS, Math.floor(deadlockMs / 2)));
+}
+
+/**
+ * Bounds the lock waits of each migration run in a transaction by `lockTimeoutMs` (SET LOCAL, so
+ * it ends with the migration's transaction). A migration run outside one (`transaction = false`)
+ * only builds or drops indexes CONCURRENTLY, which take no lock a request waits for: its waits for
+ * older transactions to end are bounded by the statement timeout alone, as a short lock_timeout
+ * would throw away an index built on a large table for one slow request.
+ */
+function boundLockWaits(dataSource: DataSource, lockTimeoutMs: number): void {
+  for (const migration of dataSource.migrations) {
+    if (migration.transaction === false) continue;
+    const up = migration.up.bind(migration);
+    migration.up = async (db: QueryRunner) => {
+      await db.query(`SET LOCAL lock_timeout = ${lockTimeoutMs}`);
+      await up(db);
+    };
   }
 }
 

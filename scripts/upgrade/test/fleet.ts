@@ -28,6 +28,8 @@ export class Fleet {
   readonly replicas: Record<ServiceName, Replica[]> = { conversations: [], webhooks: [], gateway: [] };
   /** How each replaced replica ended: `exit 0` when it stopped cleanly. */
   readonly stops: string[] = [];
+  /** Every replica ever started, stopped ones too, for their logs. */
+  private readonly launched: Array<{ name: string; process: ServiceProcess }> = [];
   private rotation: string[] = [];
   private next = 0;
   private readonly inFlight = new Map<string, number>();
@@ -83,8 +85,20 @@ export class Fleet {
       await Promise.all(this.replicas[service].map((replica) => stopWithin(replica.process)));
   }
 
-  private launch(service: ServiceName, build: Build): Promise<ServiceProcess> {
-    return ServiceProcess.start(service, this.env, READY_TIMEOUT_MS, build.dir);
+  /** The error and fatal lines every replica logged, each named by its service, release and start. */
+  errorLines(): string[] {
+    return this.launched.flatMap(({ name, process }) =>
+      process.logs
+        .split('\n')
+        .filter((line) => /^\{"level":"(error|fatal)"/.test(line))
+        .map((line) => `${name}: ${line}`),
+    );
+  }
+
+  private async launch(service: ServiceName, build: Build): Promise<ServiceProcess> {
+    const process = await ServiceProcess.start(service, this.env, READY_TIMEOUT_MS, build.dir);
+    this.launched.push({ name: `${service} ${build.version} #${this.launched.length}`, process });
+    return process;
   }
 }
 
