@@ -1,4 +1,4 @@
-import { AdaptiveLimit } from './adaptive-limit';
+import { AdaptiveLimit, LATENCY_OBJECTIVE_MS } from './adaptive-limit';
 
 /**
  * The adaptive concurrency limit: it follows the time requests take, so the queue inside the
@@ -106,5 +106,71 @@ describe('AdaptiveLimit', () => {
       (l) => l,
     );
     expect(limit.limit).toBeGreaterThan(low);
+  });
+
+  it('caps itself when requests are late past the objective, though under half of it is in use', () => {
+    const { limit, clock } = afterTheUsual();
+    // A queue behind the gateway (RabbitMQ, a slow service): 200 in flight, each taking 1 s.
+    run(
+      limit,
+      clock,
+      1,
+      () => 1000,
+      () => 200,
+    );
+    expect(limit.limit).toBeLessThanOrEqual((200 * LATENCY_OBJECTIVE_MS) / 1000);
+    expect(limit.limit).toBeGreaterThanOrEqual(32);
+  });
+
+  it('lifts the cap step by step once requests are fast again, and at once when nothing is in flight', () => {
+    const { limit, clock } = afterTheUsual();
+    run(
+      limit,
+      clock,
+      1,
+      () => 1000,
+      () => 200,
+    );
+    const capped = limit.limit;
+    run(
+      limit,
+      clock,
+      0.2,
+      () => 20,
+      () => 40,
+    );
+    expect(limit.limit).toBeGreaterThan(capped);
+    expect(limit.limit).toBeLessThan(512);
+    run(
+      limit,
+      clock,
+      2,
+      () => 20,
+      () => 40,
+    );
+    expect(limit.limit).toBe(512);
+
+    run(
+      limit,
+      clock,
+      1,
+      () => 1000,
+      () => 200,
+    );
+    expect(limit.limit).toBeLessThan(512);
+    limit.idle();
+    expect(limit.limit).toBe(512);
+  });
+
+  it('is not capped by a steady number of clients whose requests take longer within the objective', () => {
+    const { limit, clock } = afterTheUsual();
+    run(
+      limit,
+      clock,
+      20,
+      () => LATENCY_OBJECTIVE_MS - 10,
+      () => 64,
+    );
+    expect(limit.limit).toBe(512);
   });
 });

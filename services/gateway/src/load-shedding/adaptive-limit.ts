@@ -9,6 +9,14 @@
  * traffic then, and a slow moment is none of its doing). The long RTT moves slowly towards the
  * short one (hardly at all while requests queue past the tolerance, so a period of overload does
  * not become the new normal) and quickly back down when requests get faster.
+ *
+ * Beside it, a cap for the time requests take whatever the share of the limit in use: a window
+ * whose requests took longer on average than LATENCY_OBJECTIVE_MS caps the limit at those in
+ * flight scaled down to the objective (a queue that makes admitted requests late is shed at once,
+ * however far under the limit it stands), and each window back under half of it raises the cap
+ * by half until it is gone. A steady concurrency of slower requests (a change of mix) within the
+ * objective never meets it, and nothing in flight at all lifts it: a burst that drained is no
+ * queue standing.
  */
 export interface AdaptiveLimitOptions {
   initial: number;
@@ -27,6 +35,14 @@ const LONG_WEIGHT = 1 / 50;
 const LONG_WEIGHT_OVERLOADED = 1 / 1000;
 /** Weight of a new estimate in the limit (smoothing). */
 const SMOOTHING = 0.2;
+/**
+ * The mean time in the gateway past which a window's requests were late: the read latency
+ * objective (p99 of GET under 300 ms, docs/operations.md "Service levels"), so that the admitted
+ * requests' tail stays within a small multiple of it under any overload.
+ */
+export const LATENCY_OBJECTIVE_MS = 300;
+/** How much the objective's cap rises each window under half the objective. */
+const CAP_RECOVERY = 1.5;
 
 export class AdaptiveLimit {
   private estimate: number;
@@ -35,6 +51,8 @@ export class AdaptiveLimit {
   private sumMs = 0;
   private maxInFlight = 0;
   private windowStart = 0;
+  /** The objective's cap on the limit; Infinity while none. */
+  private cap = Infinity;
 
   constructor(private readonly options: AdaptiveLimitOptions) {
     this.estimate = options.initial;
@@ -42,7 +60,12 @@ export class AdaptiveLimit {
 
   /** Requests that may be in flight now. */
   get limit(): number {
-    return Math.floor(this.estimate);
+    return Math.floor(Math.min(this.estimate, this.cap));
+  }
+
+  /** Nothing is in flight: whatever queue made requests late has drained. */
+  idle(): void {
+    this.cap = Infinity;
   }
 
   /** The long-run time of a request (ms), 0 before the first window. */
@@ -64,6 +87,7 @@ export class AdaptiveLimit {
   }
 
   private update(shortRttMs: number, inFlight: number): void {
+    this.updateCap(shortRttMs, inFlight);
     if (this.longRttMs === 0) this.longRttMs = shortRttMs;
     else if (shortRttMs < this.longRttMs) this.longRttMs += (shortRttMs - this.longRttMs) / 2;
     else {
@@ -78,5 +102,15 @@ export class AdaptiveLimit {
     const next = this.estimate * gradient + Math.sqrt(this.estimate);
     const smoothed = this.estimate * (1 - SMOOTHING) + next * SMOOTHING;
     this.estimate = Math.max(this.options.min, Math.min(this.options.max, smoothed));
+  }
+
+  private updateCap(shortRttMs: number, inFlight: number): void {
+    if (shortRttMs > LATENCY_OBJECTIVE_MS) {
+      const scaled = (inFlight * LATENCY_OBJECTIVE_MS) / shortRttMs;
+      this.cap = Math.max(this.options.min, Math.min(this.cap, scaled));
+    } else if (this.cap !== Infinity && shortRttMs < LATENCY_OBJECTIVE_MS / 2) {
+      this.cap *= CAP_RECOVERY;
+      if (this.cap >= this.options.max) this.cap = Infinity;
+    }
   }
 }

@@ -148,7 +148,7 @@ export class LoadShedder {
       // 'close': the response was sent, or the client went away first; either way, once. A
       // stream leaves earlier, once it is open: it is a connection held, not work queued.
       request.leaveInFlight = () => {
-        if (counted) this.inFlight -= 1;
+        if (counted && --this.inFlight === 0) this.adaptive.idle();
         counted = false;
       };
       reply.raw.once('close', () => {
