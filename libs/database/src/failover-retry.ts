@@ -18,9 +18,10 @@ const REPLY_MARGIN_MS = 500;
  * request caught in a failover is so held until the new leader serves it, not answered 503. So is
  * work Postgres rolled back to break a deadlock (with another request, or with a migration run
  * beside the serving release) or that waited too long for a lock: it is run again once the other
- * transaction has moved on, not answered 500. Only for work that is safe to repeat: reads, and writes whose command id the command log makes
- * idempotent (a commit whose answer was lost is then found on the next attempt, never applied
- * twice). Any other error, or the last one, is thrown.
+ * transaction has moved on, not answered 500. Only for work that is safe to repeat: reads, and
+ * writes whose command id the command log makes idempotent (a commit whose answer was lost is
+ * then found on the next attempt, never applied twice). Any other error, or the last one, is
+ * thrown.
  */
 export async function retryWhileDatabaseUnavailable<T>(
   work: () => Promise<T>,
