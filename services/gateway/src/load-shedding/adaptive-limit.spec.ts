@@ -19,17 +19,31 @@ describe('AdaptiveLimit', () => {
     }
   }
 
+  /** `seconds` of the usual: 20 ms a request at 40 in flight. */
+  const usual = (limit: AdaptiveLimit, clock: { now: number }, seconds: number) =>
+    run(
+      limit,
+      clock,
+      seconds,
+      () => 20,
+      () => 40,
+    );
+
+  /** A second of a queue behind the gateway (RabbitMQ, a slow service): 200 in flight, each taking 1 s. */
+  const queueBehind = (limit: AdaptiveLimit, clock: { now: number }) =>
+    run(
+      limit,
+      clock,
+      1,
+      () => 1000,
+      () => 200,
+    );
+
   /** A limit at its ceiling (512) after 5 s of the usual: 20 ms a request at 40 in flight. */
   function afterTheUsual() {
     const limit = new AdaptiveLimit({ initial: 512, min: 32, max: 512 });
     const clock = { now: 0 };
-    run(
-      limit,
-      clock,
-      5,
-      () => 20,
-      () => 40,
-    );
+    usual(limit, clock, 5);
     return { limit, clock };
   }
 
@@ -110,53 +124,22 @@ describe('AdaptiveLimit', () => {
 
   it('caps itself when requests are late past the objective, though under half of it is in use', () => {
     const { limit, clock } = afterTheUsual();
-    // A queue behind the gateway (RabbitMQ, a slow service): 200 in flight, each taking 1 s.
-    run(
-      limit,
-      clock,
-      1,
-      () => 1000,
-      () => 200,
-    );
+    queueBehind(limit, clock);
     expect(limit.limit).toBeLessThanOrEqual((200 * LATENCY_OBJECTIVE_MS) / 1000);
     expect(limit.limit).toBeGreaterThanOrEqual(32);
   });
 
   it('lifts the cap step by step once requests are fast again, and at once when nothing is in flight', () => {
     const { limit, clock } = afterTheUsual();
-    run(
-      limit,
-      clock,
-      1,
-      () => 1000,
-      () => 200,
-    );
+    queueBehind(limit, clock);
     const capped = limit.limit;
-    run(
-      limit,
-      clock,
-      0.2,
-      () => 20,
-      () => 40,
-    );
+    usual(limit, clock, 0.2);
     expect(limit.limit).toBeGreaterThan(capped);
     expect(limit.limit).toBeLessThan(512);
-    run(
-      limit,
-      clock,
-      2,
-      () => 20,
-      () => 40,
-    );
+    usual(limit, clock, 2);
     expect(limit.limit).toBe(512);
 
-    run(
-      limit,
-      clock,
-      1,
-      () => 1000,
-      () => 200,
-    );
+    queueBehind(limit, clock);
     expect(limit.limit).toBeLessThan(512);
     limit.idle();
     expect(limit.limit).toBe(512);

@@ -11,11 +11,13 @@ describe('LoadShedder', () => {
   let server: FastifyInstance;
   let shedder: LoadShedder;
   let url: string;
+  let registry: Registry;
   const release: Array<() => void> = [];
 
   async function start(bounds: { maxInFlight: number; maxEventLoopDelayMs: number }): Promise<void> {
     server = Fastify();
-    shedder = new LoadShedder(bounds, new Registry());
+    registry = new Registry();
+    shedder = new LoadShedder(bounds, registry);
     shedder.register(server);
     server.get('/v1/slow', () => new Promise((resolve) => release.push(() => resolve({ ok: true }))));
     server.get('/v1/fast', async () => ({ ok: true }));
@@ -82,5 +84,29 @@ describe('LoadShedder', () => {
     // Once the loop is free again, so is admission.
     await until(() => shedder.reasonToShed() === undefined);
     expect((await fetch(`${url}/v1/fast`)).status).toBe(200);
+  });
+
+  it('caps its limit while requests are answered later than the objective, and lifts the cap once none is in flight', async () => {
+    await start({ maxInFlight: 64, maxEventLoopDelayMs: 0 });
+    const limit = async () =>
+      (await registry.getSingleMetric('cms_http_requests_in_flight_limit')!.get()).values[0].value;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const late = Array.from({ length: 40 }, () => fetch(`${url}/v1/slow`));
+    await until(() => release.length === 40);
+    await sleep(350);
+    // 20 answered after 350 ms, 20 more after 470: a window of answers past the objective closes.
+    release.splice(0, 20).forEach((answer) => answer());
+    await sleep(120);
+    release.splice(0, 1).forEach((answer) => answer());
+    await until(() => release.length === 19);
+    await sleep(20);
+    expect(await limit()).toBeLessThan(40);
+
+    release.splice(0).forEach((answer) => answer());
+    expect((await Promise.all(late)).every((response) => response.status === 200)).toBe(true);
+    await until(() => shedder.reasonToShed() === undefined);
+    expect(await limit()).toBe(64);
+    const burst = await Promise.all(Array.from({ length: 40 }, () => fetch(`${url}/v1/fast`)));
+    expect(burst.map((response) => response.status)).toEqual(Array(40).fill(200));
   });
 });
