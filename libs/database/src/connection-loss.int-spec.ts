@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { ADMIN_DATABASE_URL, databaseUrlFor } from '@app/testing';
+import { ADMIN_DATABASE_URL, OwnDatabase } from '@app/testing';
 import { BoundedClient } from './bounded-client';
 import { postgresOptions } from './data-source-options';
 import { isConnectionLost } from './database-errors';
@@ -13,7 +13,7 @@ import { retryWhileDatabaseUnavailable } from './failover-retry';
  * the services retry on the new leader, not as a bug (a 500).
  */
 describe('a connection the server ends between two statements', () => {
-  const database = `${process.env.TEST_RUN_ID}_connection_loss`;
+  const database = new OwnDatabase('connection_loss');
   const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
   let db: DataSource;
 
@@ -24,16 +24,16 @@ describe('a connection the server ends between two statements', () => {
 
   beforeAll(async () => {
     await admin.connect();
-    await admin.query(`CREATE DATABASE "${database}"`);
+    await database.create();
     db = new DataSource(
-      postgresOptions({ DATABASE_URL: databaseUrlFor(database), DATABASE_POOL_SIZE: 2 }, 'connection-loss'),
+      postgresOptions({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 2 }, 'connection-loss'),
     );
     await db.initialize();
     await db.query('CREATE TABLE writes (id int PRIMARY KEY)');
   });
   afterAll(async () => {
     await db.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await database.drop();
     await admin.end();
   });
 
@@ -41,7 +41,7 @@ describe('a connection the server ends between two statements', () => {
     const uncaught: unknown[] = [];
     const onUncaught = (error: unknown) => uncaught.push(error);
     process.on('uncaughtException', onUncaught);
-    const client = new BoundedClient({ connectionString: databaseUrlFor(database) });
+    const client = new BoundedClient({ connectionString: database.url });
     try {
       await client.connect();
       const ended = new Promise((resolve) => client.once('end', resolve));

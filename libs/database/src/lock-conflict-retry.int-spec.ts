@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { ADMIN_DATABASE_URL, databaseUrlFor, eventually } from '@app/testing';
+import { eventually, OwnDatabase } from '@app/testing';
 import { postgresOptions } from './data-source-options';
 import { retryWhileDatabaseUnavailable } from './failover-retry';
 
@@ -10,9 +10,8 @@ import { retryWhileDatabaseUnavailable } from './failover-retry';
  * commands and reads, and commits: the client is answered, not given a 500.
  */
 describe('a transaction Postgres rolls back to break a deadlock', () => {
-  const database = `${process.env.TEST_RUN_ID}_lock_conflict`;
-  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
-  const other = new Client({ connectionString: databaseUrlFor(database) });
+  const database = new OwnDatabase('lock_conflict');
+  const other = new Client({ connectionString: database.url });
   let db: DataSource;
 
   /** True once another session of this database waits for a lock (asked on `other`, idle then). */
@@ -24,11 +23,10 @@ describe('a transaction Postgres rolls back to break a deadlock', () => {
   }
 
   beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${database}"`);
+    await database.create();
     await other.connect();
     db = new DataSource(
-      postgresOptions({ DATABASE_URL: databaseUrlFor(database), DATABASE_POOL_SIZE: 2 }, 'lock-conflict'),
+      postgresOptions({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 2 }, 'lock-conflict'),
     );
     await db.initialize();
     await db.query(`CREATE TABLE first (id int PRIMARY KEY, n int NOT NULL);
@@ -38,8 +36,7 @@ describe('a transaction Postgres rolls back to break a deadlock', () => {
   afterAll(async () => {
     await db.destroy();
     await other.end();
-    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   });
 
   it('is run again once the other transaction has committed, and commits', async () => {

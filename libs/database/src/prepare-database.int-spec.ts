@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { DataSourceOptions, MigrationInterface, QueryRunner } from 'typeorm';
-import { ADMIN_DATABASE_URL, capturedLogger, databaseUrlFor, eventually } from '@app/testing';
+import { capturedLogger, eventually, OwnDatabase } from '@app/testing';
 import { postgresOptions } from './data-source-options';
 import { prepareDatabase } from './prepare-database';
 
@@ -58,14 +58,13 @@ const IndexItemsConcurrently1700000000006 = class implements MigrationInterface 
  * every later request behind it, and is tried again until it is applied.
  */
 describe('migrations under live traffic', () => {
-  const database = `${process.env.TEST_RUN_ID}_migration_locks`;
-  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
-  const traffic = new Client({ connectionString: databaseUrlFor(database), statement_timeout: 10_000 });
-  const blocker = new Client({ connectionString: databaseUrlFor(database) });
+  const database = new OwnDatabase('migration_locks');
+  const traffic = new Client({ connectionString: database.url, statement_timeout: 10_000 });
+  const blocker = new Client({ connectionString: database.url });
 
   function options(migrations: Array<new () => MigrationInterface>): DataSourceOptions {
     return {
-      ...postgresOptions({ DATABASE_URL: databaseUrlFor(database), DATABASE_POOL_SIZE: 2 }, 'lock-test'),
+      ...postgresOptions({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 2 }, 'lock-test'),
       schema: SCHEMA,
       migrationsTableName: 'migrations',
       entities: [],
@@ -83,8 +82,7 @@ describe('migrations under live traffic', () => {
   }
 
   beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${database}"`);
+    await database.create();
     await traffic.connect();
     await blocker.connect();
     await traffic.query(
@@ -95,8 +93,7 @@ describe('migrations under live traffic', () => {
   afterAll(async () => {
     await traffic.end();
     await blocker.end();
-    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   });
 
   it('tries again while a transaction holds the table, and applies the migration once it ends', async () => {

@@ -1,4 +1,5 @@
 export * from './test-run';
+export * from './own-database';
 export * from './prerequisites';
 export * from './eventually';
 export * from './api-client';

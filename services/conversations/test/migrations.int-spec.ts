@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { prepareDatabase } from '@app/database';
-import { ADMIN_DATABASE_URL, capturedLogger, databaseUrlFor } from '@app/testing';
+import { capturedLogger, OwnDatabase } from '@app/testing';
 import { SQL } from '../src/conversations/conversations.sql';
 import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from '../src/data-source';
 import { ownConversationsDatabase } from './own-database';
@@ -12,22 +12,15 @@ import { ownConversationsDatabase } from './own-database';
  * database of its own, so the run's already-migrated one does not hide the race.
  */
 describe('migrations with several replicas starting at once', () => {
-  const database = `${process.env.TEST_RUN_ID}_migrations`;
-  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
+  const database = new OwnDatabase('migrations');
 
-  beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${database}"`);
-  });
-  afterAll(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await admin.end();
-  });
+  beforeAll(database.create);
+  afterAll(database.drop);
 
   it('four at once: every one succeeds and each migration is applied exactly once', async () => {
     const { logger, lines } = capturedLogger();
     const options = conversationsDataSourceOptions({
-      DATABASE_URL: databaseUrlFor(database),
+      DATABASE_URL: database.url,
       DATABASE_POOL_SIZE: 2,
     });
 
@@ -42,7 +35,7 @@ describe('migrations with several replicas starting at once', () => {
       .filter((line) => line.includes('migration applied'))
       .map((line) => JSON.parse(line).migration);
     expect(applied.sort()).toEqual(migrations);
-    const db = new Client({ connectionString: databaseUrlFor(database) });
+    const db = new Client({ connectionString: database.url });
     await db.connect();
     try {
       const { rows } = await db.query(`SELECT name FROM ${CONVERSATIONS_SCHEMA}.migrations ORDER BY name`);
