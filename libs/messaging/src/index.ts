@@ -2,6 +2,7 @@ export * from './amqp-connection';
 export * from './queue-declaration';
 export * from './rpc-queue';
 export * from './rpc-server';
+export * from './direct-replies';
 export * from './rpc-client';
 export * from './event-publisher';
 export * from './rpc-metrics';

@@ -4,6 +4,7 @@ import { rpcQuery, Strict } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { capturedLogger } from '@app/testing';
 import { connectAmqp } from './amqp-connection';
+import { DirectReplies } from './direct-replies';
 import { RpcClient } from './rpc-client';
 import { RpcServer } from './rpc-server';
 
@@ -19,8 +20,10 @@ describe('RPC replies', () => {
   const connection = connectAmqp(process.env.AMQP_URL!, 'rpc-replies-spec', logger);
   const queue = `spec.rpc.${randomUUID()}`;
   const presenceExchange = `${queue}.presence`;
+  const replies = new DirectReplies(process.env.AMQP_URL!, 'rpc-replies-spec-replies', logger);
   const server = new RpcServer({
     connection,
+    replies,
     queue,
     queueType: 'classic',
     deadLetterQueue: `${queue}.dead`,
@@ -51,6 +54,7 @@ describe('RPC replies', () => {
   afterAll(async () => {
     await client.close();
     await server.close();
+    await replies.close();
     await connection.close();
   });
 

@@ -5,6 +5,7 @@ import { rpcOperation, type RpcRequest, Strict } from '@app/contracts';
 import { DomainError } from '@app/errors';
 import { capturedLogger, eventually, sleep, TcpProxy } from '@app/testing';
 import { connectAmqp } from './amqp-connection';
+import { DirectReplies } from './direct-replies';
 import { RpcClient } from './rpc-client';
 import { rpcQueueOptions } from './rpc-queue';
 import { RpcServer } from './rpc-server';
@@ -61,8 +62,10 @@ describe('RPC over a lost broker connection', () => {
   /** A queue of this test's own with a server on `url`, handled by `handler`. */
   async function startServer(queue: string, url: string, handler: OnceHandler): Promise<RpcServer> {
     const connection = connectAmqp(url, `rpc-resend-server-${queue}`, logger);
+    const replies = new DirectReplies(url, `rpc-resend-replies-${queue}`, logger);
     const server = new RpcServer({
       connection,
+      replies,
       queue,
       queueType: 'classic',
       deadLetterQueue: `${queue}.dead`,
@@ -78,6 +81,7 @@ describe('RPC over a lost broker connection', () => {
     );
     closers.push(
       () => connection.close(),
+      () => replies.close(),
       () => server.close(),
     );
     return server;
@@ -188,6 +192,42 @@ describe('RPC over a lost broker connection', () => {
     ]);
   });
 
+  it('replies to callers on a node that is not running (RabbitMQ 3.10.8 crashes on them) cost no other call, and their commands are applied once', async () => {
+    const queue = `spec.resend.${randomUUID()}`;
+    // A consumer on the node that died: it holds the commands of callers on that node.
+    const dying = await amqplib.connect(process.env.AMQP_URL!);
+    const channel = await dying.createChannel();
+    await channel.assertQueue(queue, rpcQueueOptions('classic'));
+    const stale = ['stale-1', 'stale-2', 'stale-3'];
+    const held: string[] = [];
+    const { consumerTag } = await channel.consume(queue, (message) => {
+      if (message) held.push(message.properties.correlationId as string);
+    });
+    for (const commandId of stale) {
+      const request = { pattern: operation.pattern, data: { value: 0 }, commandId, ...context() };
+      channel.sendToQueue(queue, Buffer.from(JSON.stringify(request)), {
+        correlationId: commandId,
+        replyTo: replyToOnNode('reply@1'),
+        contentType: 'application/json',
+      });
+    }
+    await eventually(() => held.length === stale.length, 10_000, 20);
+    await channel.cancel(consumerTag); // holds them, unacknowledged, without taking more
+
+    const handler = new OnceHandler();
+    await startServer(queue, process.env.AMQP_URL!, handler);
+    const client = await startClient(queue, process.env.AMQP_URL!);
+    const before = send(client, 10);
+    await dying.close(); // the broker gives the three back: redelivered to the server
+    const after = send(client, 10);
+
+    const outcomes = await Promise.allSettled([...before, ...after]);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+    // The server's own connection never went down: nothing was given back and delivered again.
+    expect(stale.map((commandId) => handler.deliveries.get(commandId))).toEqual([1, 1, 1]);
+    expect(handler.applied).toBe(23);
+  });
+
   it('no broker until the deadline: 503 service_unavailable, and the command is never sent later', async () => {
     const queue = `spec.resend.${randomUUID()}`;
     const handler = new OnceHandler();
@@ -216,4 +256,16 @@ async function consumersOf(queue: string): Promise<number> {
   } finally {
     await connection.close();
   }
+}
+
+/**
+ * A direct reply-to address as RabbitMQ writes it for a caller's channel on `node`: the channel's
+ * pid in Erlang's external term format (NEW_PID_EXT, the node an ATOM_UTF8_EXT), then a key.
+ */
+function replyToOnNode(node: string): string {
+  const name = Buffer.from(node);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(name.length);
+  const pid = Buffer.concat([Buffer.from([131, 88, 118]), length, name, Buffer.alloc(12)]);
+  return `amq.rabbitmq.reply-to.${pid.toString('base64')}.${randomUUID()}`;
 }

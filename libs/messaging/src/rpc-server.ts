@@ -16,6 +16,7 @@ import { DomainError, ERROR_CATALOGUE } from '@app/errors';
 import { contextFrom, contextOf, endSpan, SpanKind, startSpan } from '@app/observability';
 import { Acknowledgements } from './acknowledgements';
 import { consumer } from './consumer';
+import type { DirectReplies } from './direct-replies';
 import type { RpcCommandOutcome, RpcServerMetrics } from './rpc-metrics';
 import {
   DEAD_LETTER_QUEUE_OPTIONS,
@@ -47,6 +48,8 @@ const NO_FAILURE_POLICY: RpcFailurePolicy = {
 
 export interface RpcServerOptions {
   connection: AmqpConnectionManager;
+  /** Where the replies to redelivered commands go out: a connection of their own. */
+  replies: DirectReplies;
   queue: string;
   queueType: RpcQueueType;
   deadLetterQueue: string;
@@ -66,7 +69,8 @@ export interface RpcServerOptions {
  * A NestJS transport that serves `@MessagePattern` handlers from a durable RabbitMQ queue.
  *
  * Unlike the stock RMQ transport it acknowledges each command only after its handler has finished
- * (so after the database commit) and its reply is sent, bounds the unacknowledged commands with a
+ * (so after the database commit) and its reply is sent (a redelivered command's on a connection of
+ * its own, see DirectReplies), bounds the unacknowledged commands with a
  * prefetch, dead-letters what it cannot parse, answers commands with no handler instead of leaving
  * them unacknowledged, and drains in-flight work on close().
  */
@@ -182,21 +186,26 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     });
     if (!reply.ok) span.setAttribute('app.error_code', reply.error.code);
     endSpan(span, !reply.ok && commandOutcome(reply) === 'failed' ? reply.error.detail : undefined);
-    try {
-      if (replyTo) {
-        channel.sendToQueue(replyTo, Buffer.from(encodedReply), {
-          correlationId,
-          contentType: 'application/json',
-        });
+    if (replyTo) {
+      const reply = Buffer.from(encodedReply);
+      const properties = { correlationId, contentType: 'application/json' };
+      // A redelivered command outlived its first consumer: its caller may have been on a node that
+      // died with it, and a reply to such a caller crashes the broker's channel (DirectReplies).
+      if (message.fields.redelivered) {
+        this.options.replies.send(replyTo, reply, properties);
+      } else {
+        try {
+          channel.sendToQueue(replyTo, reply, properties);
+        } catch (error) {
+          // The channel died after the work was committed: the command comes back redelivered and
+          // the handler's command-id check answers it from the stored result.
+          this.options.logger.warn(
+            { err: (error as Error).message, ...logContext(request) },
+            'could not reply to RPC command',
+          );
+          return;
+        }
       }
-    } catch (error) {
-      // The channel died after the work was committed: the command comes back redelivered and
-      // the handler's command-id check answers it from the stored result.
-      this.options.logger.warn(
-        { err: (error as Error).message, ...logContext(request) },
-        'could not reply to RPC command',
-      );
-      return;
     }
     acknowledgements.ack(message);
   }

@@ -21,6 +21,7 @@ import {
 import {
   connectAmqp,
   declareQueues,
+  DirectReplies,
   PassThroughRpcFilter,
   type QueueDeclaration,
   RpcServer,
@@ -87,10 +88,12 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
     logger,
   );
   const amqp = connectAmqp(config.AMQP_URL, name, logger);
+  const replies = new DirectReplies(config.AMQP_URL, `${name} replies`, logger);
   const registry = createMetricsRegistry();
   const app = await NestFactory.createMicroservice(definition.module(amqp, registry), {
     strategy: new RpcServer({
       connection: amqp,
+      replies,
       ...definition.queues,
       queueType,
       operations: definition.operations,
@@ -108,7 +111,10 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
   const ops = await startOpsServer({
     config,
     registry,
-    readiness: [postgresCheck(app.get(DataSource)), rabbitmqCheck(() => amqp.isConnected())],
+    readiness: [
+      postgresCheck(app.get(DataSource)),
+      rabbitmqCheck(() => amqp.isConnected() && replies.connected),
+    ],
     logger,
   });
   logger.info(definition.readyDetails ?? {}, `${name} service ready`);
@@ -119,6 +125,7 @@ export async function startRpcService(definition: RpcServiceDefinition): Promise
       await ops.close();
       await background?.stop();
       await app.close();
+      await replies.close();
       await amqp.close();
     },
   };
