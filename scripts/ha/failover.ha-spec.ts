@@ -313,7 +313,7 @@ describe('HA: one node SIGKILLed at a time under steady load', () => {
   }
 
   it('loses nothing when the RabbitMQ node leading the queues dies', async () => {
-    const leader = rabbitLeaderOf(process.env.TEST_RUN_ID!, CONVERSATIONS_RPC_QUEUE);
+    const leader = await rabbitLeaderOf(process.env.TEST_RUN_ID!, CONVERSATIONS_RPC_QUEUE);
     await underFault('rabbitmq leader', () => (killRabbitNode(leader), leader));
   });
 
@@ -339,7 +339,7 @@ describe('HA: one node SIGKILLed at a time under steady load', () => {
   );
 
   it('loses nothing when the Redis primary dies, and the limiter counts again on the promoted replica', async () => {
-    await underFault('redis primary', () => String(killRedisPrimary()));
+    await underFault('redis primary', async () => String(await killRedisPrimary()));
     await eventually(
       async () => {
         const response = await account.api.get('/v1/conversations');

@@ -8,8 +8,12 @@ const DIRECT_REPLY_PREFIX = `${DIRECT_REPLY_QUEUE}.`;
 
 /** How long a reply written on a channel may still be lost with it: sent again if it closes. */
 const UNROUTED_MS = 1000;
-/** How long replies to a node found not running are dropped (longer than any command's TTL). */
-export const NOT_RUNNING_NODE_MS = 10_000;
+/**
+ * How long replies to a node found not running are dropped: twice the default RPC_TIMEOUT_MS, the
+ * TTL of its callers' commands. One that lives longer costs one more crash of this connection,
+ * which finds the node out again.
+ */
+const NOT_RUNNING_NODE_MS = 10_000;
 /** The close code of a connection whose channel crashed in the broker. */
 const INTERNAL_ERROR = 541;
 /** Reply-to addresses whose node is remembered (one per caller's channel). */

@@ -1,7 +1,16 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * The fault tests' gateway and load run in the test's own process: whatever a fault does after the
+ * load started must not block its event loop (a synchronous child process held requests in flight
+ * long enough to be shed as `503 overloaded`). So child processes are awaited, and every setting is
+ * read once, when this module loads.
+ */
+const run = promisify(execFile);
 
 const SCRIPTS = path.resolve(__dirname, '..');
 
@@ -20,6 +29,10 @@ export const HA_TESTBED = {
 };
 
 const state = setting('$HA_STATE');
+const RABBIT_NODES = setting('${HA_RABBIT_NODES[@]}').split(' ');
+const PATRONI_PORTS = setting('${HA_PATRONI_PORTS[@]}').split(' ');
+const SENTINEL_PORTS = setting('${HA_SENTINEL_PORTS[@]}').split(' ');
+const REDIS_PORTS = [setting('$HA_REDIS_PRIMARY_PORT'), setting('$HA_REDIS_REPLICA_PORT')];
 const pidOf = (name: string) => Number(readFileSync(`${state}/pids/${name}`, 'utf8').trim());
 
 function sigkill(pid: number): void {
@@ -79,14 +92,18 @@ function deadNodes(): string[] {
 }
 
 /** The RabbitMQ node leading the run's `queue` (a quorum queue has one leader and two followers). */
-export function rabbitLeaderOf(vhost: string, queue: string): string {
-  const rows = JSON.parse(
-    execFileSync(
-      `${SCRIPTS}/rabbitmqctl.sh`,
-      ['-q', 'list_queues', '-p', vhost, 'name', 'leader', '--formatter', 'json'],
-      { encoding: 'utf8' },
-    ),
-  ) as Array<{ name: string; leader: string }>;
+export async function rabbitLeaderOf(vhost: string, queue: string): Promise<string> {
+  const { stdout } = await run(`${SCRIPTS}/rabbitmqctl.sh`, [
+    '-q',
+    'list_queues',
+    '-p',
+    vhost,
+    'name',
+    'leader',
+    '--formatter',
+    'json',
+  ]);
+  const rows = JSON.parse(stdout) as Array<{ name: string; leader: string }>;
   const row = rows.find((candidate) => candidate.name === queue);
   if (!row) throw new Error(`no queue ${queue} in ${vhost}`);
   return row.leader;
@@ -94,17 +111,16 @@ export function rabbitLeaderOf(vhost: string, queue: string): string {
 
 /** SIGKILLs the Erlang VM of a RabbitMQ node of the testbed. */
 export function killRabbitNode(node: string): void {
-  const index = setting('${HA_RABBIT_NODES[@]}').split(' ').indexOf(node);
+  const index = RABBIT_NODES.indexOf(node);
   if (index < 0) throw new Error(`${node} is not a testbed node`);
   sigkill(pidOf(`rabbit-${index}`));
 }
 
 /** SIGKILLs the Patroni leader: patroni and its postmaster, as if the machine died. Returns its name. */
-export function killPatroniLeader(): string {
-  const ports = setting('${HA_PATRONI_PORTS[@]}').split(' ');
-  for (const [index, port] of ports.entries()) {
+export async function killPatroniLeader(): Promise<string> {
+  for (const [index, port] of PATRONI_PORTS.entries()) {
     try {
-      execFileSync('curl', ['-sf', '-o', '/dev/null', `http://127.0.0.1:${port}/primary`]);
+      await run('curl', ['-sf', '-o', '/dev/null', `http://127.0.0.1:${port}/primary`]);
     } catch {
       continue;
     }
@@ -129,32 +145,25 @@ export function redisRoles(): string {
       return `unreachable (${(error as Error).message.split('\n')[0]})`;
     }
   };
-  const sentinels = setting('${HA_SENTINEL_PORTS[@]}').split(' ');
-  const nodes = [setting('$HA_REDIS_PRIMARY_PORT'), setting('$HA_REDIS_REPLICA_PORT')];
   return [
-    ...sentinels.map(
+    ...SENTINEL_PORTS.map(
       (port) =>
         `sentinel ${port}: ${ask(port, 'sentinel', 'get-master-addr-by-name', HA_TESTBED.sentinelName)}`,
     ),
-    ...nodes.map((port) => `redis ${port}: ${ask(port, 'role')}`),
+    ...REDIS_PORTS.map((port) => `redis ${port}: ${ask(port, 'role')}`),
   ].join('\n');
 }
 
 /** SIGKILLs the Redis primary the Sentinels name. Returns its port. */
-export function killRedisPrimary(): number {
-  const [, port] = execFileSync(
-    'redis-cli',
-    [
-      '-p',
-      setting('${HA_SENTINEL_PORTS[0]}'),
-      'sentinel',
-      'get-master-addr-by-name',
-      HA_TESTBED.sentinelName,
-    ],
-    { encoding: 'utf8' },
-  )
-    .trim()
-    .split('\n');
+export async function killRedisPrimary(): Promise<number> {
+  const { stdout } = await run('redis-cli', [
+    '-p',
+    SENTINEL_PORTS[0],
+    'sentinel',
+    'get-master-addr-by-name',
+    HA_TESTBED.sentinelName,
+  ]);
+  const [, port] = stdout.trim().split('\n');
   sigkill(pidOf(`redis-${port}`));
   return Number(port);
 }
