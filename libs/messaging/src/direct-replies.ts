@@ -16,10 +16,8 @@ const UNROUTED_MS = 1000;
 const NOT_RUNNING_NODE_MS = 10_000;
 /** The close code of a connection whose channel crashed in the broker. */
 const INTERNAL_ERROR = 541;
-/** Reply-to addresses whose node is remembered (one per caller's channel). */
-const NODE_CACHE_SIZE = 1000;
-/** Replies kept while there is no channel to write them on; beyond, the oldest are dropped. */
-const WAITING_LIMIT = 10_000;
+/** Replies kept to write on the next channel; beyond, the oldest are dropped. */
+const PENDING_LIMIT = 10_000;
 
 interface Reply {
   replyTo: string;
@@ -74,24 +72,19 @@ const ATOM_TAGS: Record<number, [1 | 2, BufferEncoding]> = {
  *   further replies to it for NOT_RUNNING_NODE_MS.
  */
 export class DirectReplies {
+  private readonly connection: AmqpConnectionManager;
   private readonly wrapper: ChannelWrapper;
   private channel?: Channel;
-  /** Written on the current channel within UNROUTED_MS, oldest first. */
+  /** Written on the current channel within UNROUTED_MS, oldest first: lost with it if it closes. */
   private written: Reply[] = [];
-  /** Written on a lost channel, to write again. */
-  private unrouted: Reply[] = [];
-  /** Arrived while no channel was set up. */
-  private waiting: Reply[] = [];
-  /** The replies of a node whose round trip the connection's loss interrupted. */
+  /** To write on the next channel, node by node: what a lost one may not have routed, and what came meanwhile. */
+  private pending: Reply[] = [];
+  /** One node's replies whose round trip the connection's loss cut short. */
   private interrupted: Reply[] = [];
   /** Whether the connection was last lost to a crash in the broker (until a channel is set up). */
   private lostWithCrash = false;
-  /** Each reply-to address's node. */
-  private readonly nodes = new Map<string, string>();
   /** Nodes found not running, until when (performance.now()). */
   private readonly notRunning = new Map<string, number>();
-
-  private readonly connection: AmqpConnectionManager;
 
   /** Opens its own connection to AMQP_URL (`name` is the connection's name in the broker). */
   constructor(
@@ -99,20 +92,15 @@ export class DirectReplies {
     name: string,
     private readonly logger: Logger,
   ) {
-    const connection = connectAmqp(amqpUrl, name, logger);
-    this.connection = connection;
-    connection.on('disconnect', ({ err }: { err?: { code?: number } }) => {
+    this.connection = connectAmqp(amqpUrl, name, logger);
+    this.connection.on('disconnect', ({ err }: { err?: { code?: number } }) => {
       this.lostWithCrash = err?.code === INTERNAL_ERROR;
     });
-    this.wrapper = connection.createChannel({
+    this.wrapper = this.connection.createChannel({
       name: 'rpc-replies',
       confirm: false,
       setup: (channel: Channel) => this.setUp(channel),
     });
-  }
-
-  waitForConnect(): Promise<void> {
-    return this.wrapper.waitForConnect();
   }
 
   get connected(): boolean {
@@ -121,10 +109,10 @@ export class DirectReplies {
 
   /** Sends the reply now if there is a channel, or as soon as there is one. */
   send(replyTo: string, content: Buffer, options: Options.Publish): void {
-    const reply = { replyTo, node: this.nodeOf(replyTo), content, options, writtenAt: 0 };
-    if (this.isNotRunning(reply.node)) return this.drop([reply]);
-    if (this.channel) this.write(this.channel, reply);
-    else this.wait(reply);
+    const reply = { replyTo, node: replyNodeOf(replyTo) ?? replyTo, content, options, writtenAt: 0 };
+    if (this.isNotRunning(reply.node)) this.drop([reply]);
+    else if (this.channel) this.write(this.channel, reply);
+    else this.keep([reply]);
   }
 
   async close(): Promise<void> {
@@ -132,42 +120,36 @@ export class DirectReplies {
     await this.connection.close();
   }
 
-  /** A caller's channel keeps its address, so each is decoded once (until there are many). */
-  private nodeOf(replyTo: string): string {
-    let node = this.nodes.get(replyTo);
-    if (node === undefined) {
-      if (this.nodes.size >= NODE_CACHE_SIZE) this.nodes.clear();
-      node = replyNodeOf(replyTo) ?? replyTo;
-      this.nodes.set(replyTo, node);
-    }
-    return node;
-  }
-
+  /**
+   * Writes what is pending one node at a time, each node's followed by a round trip, before the
+   * channel takes new replies. If the connection is lost meanwhile, the node being written stays
+   * `interrupted` and the rest pending, for the next channel.
+   */
   private async setUp(channel: Channel): Promise<void> {
     channel.once('close', () => this.lost(channel));
     const crashed = this.lostWithCrash;
     this.lostWithCrash = false;
     if (this.interrupted.length > 0) {
       if (crashed) this.markNotRunning(this.interrupted);
-      else this.unrouted.unshift(...this.interrupted);
+      else this.pending.unshift(...this.interrupted);
       this.interrupted = [];
     }
-    const groups = byNode(this.unrouted);
-    for (const [index, replies] of groups.entries()) {
-      // If the connection is lost meanwhile, the next channel takes these up again.
-      this.interrupted = replies;
-      this.unrouted = groups.slice(index + 1).flat();
-      if (this.isNotRunning(replies[0].node)) {
-        this.drop(replies);
+    while (this.pending.length > 0) {
+      const { node } = this.pending[0];
+      this.interrupted = this.pending.filter((reply) => reply.node === node);
+      this.pending = this.pending.filter((reply) => reply.node !== node);
+      if (this.isNotRunning(node)) {
+        this.drop(this.interrupted);
       } else {
-        for (const reply of replies) channel.sendToQueue(reply.replyTo, reply.content, reply.options);
-        // Answered only once the broker has routed what came before it on this channel.
+        for (const reply of this.interrupted)
+          channel.sendToQueue(reply.replyTo, reply.content, reply.options);
+        // Answered only once the broker has routed what came before it on this channel (bounded
+        // by the connection's heartbeat if the broker hangs).
         await channel.checkExchange('amq.direct');
       }
       this.interrupted = [];
     }
     this.channel = channel;
-    for (const reply of this.waiting.splice(0)) this.send(reply.replyTo, reply.content, reply.options);
   }
 
   private write(channel: Channel, reply: Reply): void {
@@ -175,7 +157,7 @@ export class DirectReplies {
       channel.sendToQueue(reply.replyTo, reply.content, reply.options);
     } catch {
       // The channel is closing: the next one sends it.
-      this.wait(reply);
+      this.keep([reply]);
       return;
     }
     reply.writtenAt = performance.now();
@@ -190,14 +172,14 @@ export class DirectReplies {
     if (this.channel !== channel) return; // lost while being set up: `interrupted` says what
     this.channel = undefined;
     const since = performance.now() - UNROUTED_MS;
-    this.unrouted.push(...this.written.filter((reply) => reply.writtenAt >= since));
+    this.keep(this.written.filter((reply) => reply.writtenAt >= since));
     this.written = [];
   }
 
-  private wait(reply: Reply): void {
-    this.waiting.push(reply);
-    if (this.waiting.length > WAITING_LIMIT)
-      this.drop(this.waiting.splice(0, this.waiting.length - WAITING_LIMIT));
+  private keep(replies: Reply[]): void {
+    this.pending.push(...replies);
+    if (this.pending.length > PENDING_LIMIT)
+      this.drop(this.pending.splice(0, this.pending.length - PENDING_LIMIT));
   }
 
   private isNotRunning(node: string): boolean {
@@ -225,15 +207,4 @@ export class DirectReplies {
         'rpc reply dropped',
       );
   }
-}
-
-/** The replies grouped by node, each group in its order. */
-function byNode(replies: Reply[]): Reply[][] {
-  const groups = new Map<string, Reply[]>();
-  for (const reply of replies) {
-    const group = groups.get(reply.node);
-    if (group) group.push(reply);
-    else groups.set(reply.node, [reply]);
-  }
-  return [...groups.values()];
 }

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import amqplib from 'amqplib';
 import { rpcOperation, type RpcRequest, Strict } from '@app/contracts';
 import { DomainError } from '@app/errors';
-import { capturedLogger, eventually, sleep, TcpProxy } from '@app/testing';
+import { capturedLogger, eventually, replyToOnNode, sleep, TcpProxy } from '@app/testing';
 import { connectAmqp } from './amqp-connection';
 import { DirectReplies } from './direct-replies';
 import { RpcClient } from './rpc-client';
@@ -256,16 +256,4 @@ async function consumersOf(queue: string): Promise<number> {
   } finally {
     await connection.close();
   }
-}
-
-/**
- * A direct reply-to address as RabbitMQ writes it for a caller's channel on `node`: the channel's
- * pid in Erlang's external term format (NEW_PID_EXT, the node an ATOM_UTF8_EXT), then a key.
- */
-function replyToOnNode(node: string): string {
-  const name = Buffer.from(node);
-  const length = Buffer.alloc(2);
-  length.writeUInt16BE(name.length);
-  const pid = Buffer.concat([Buffer.from([131, 88, 118]), length, name, Buffer.alloc(12)]);
-  return `amq.rabbitmq.reply-to.${pid.toString('base64')}.${randomUUID()}`;
 }

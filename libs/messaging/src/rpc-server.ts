@@ -167,8 +167,8 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     message: ConsumeMessage,
   ): Promise<void> {
     const request = parseRequest(message.content);
-    // amqplib types message properties as `any`; these two are strings when present.
-    const { replyTo, correlationId } = message.properties as { replyTo?: string; correlationId?: string };
+    // amqplib types message properties as `any`; replyTo is a string when present.
+    const { replyTo } = message.properties as { replyTo?: string };
     if (!request) {
       this.deadLetter(acknowledgements, channel, message, 'unparseable RPC request');
       return;
@@ -186,28 +186,42 @@ export class RpcServer extends Server implements CustomTransportStrategy {
     });
     if (!reply.ok) span.setAttribute('app.error_code', reply.error.code);
     endSpan(span, !reply.ok && commandOutcome(reply) === 'failed' ? reply.error.detail : undefined);
-    if (replyTo) {
-      const reply = Buffer.from(encodedReply);
-      const properties = { correlationId, contentType: 'application/json' };
-      // A redelivered command outlived its first consumer: its caller may have been on a node that
-      // died with it, and a reply to such a caller crashes the broker's channel (DirectReplies).
-      if (message.fields.redelivered) {
-        this.options.replies.send(replyTo, reply, properties);
-      } else {
-        try {
-          channel.sendToQueue(replyTo, reply, properties);
-        } catch (error) {
-          // The channel died after the work was committed: the command comes back redelivered and
-          // the handler's command-id check answers it from the stored result.
-          this.options.logger.warn(
-            { err: (error as Error).message, ...logContext(request) },
-            'could not reply to RPC command',
-          );
-          return;
-        }
-      }
-    }
+    if (replyTo && !this.reply(channel, message, replyTo, encodedReply, request)) return;
     acknowledgements.ack(message);
+  }
+
+  /**
+   * Sends the reply; false if the channel died after the work was committed (the command comes
+   * back redelivered and the handler's command-id check answers it from the stored result). A
+   * redelivered command outlived its first consumer: its caller may have been on a node that died
+   * with it, and a reply to such a caller crashes the broker's channel, so it goes by DirectReplies.
+   */
+  private reply(
+    channel: Channel,
+    message: ConsumeMessage,
+    replyTo: string,
+    encodedReply: string,
+    request: RpcRequest,
+  ): boolean {
+    const content = Buffer.from(encodedReply);
+    const properties = {
+      correlationId: message.properties.correlationId as string | undefined,
+      contentType: 'application/json',
+    };
+    if (message.fields.redelivered) {
+      this.options.replies.send(replyTo, content, properties);
+      return true;
+    }
+    try {
+      channel.sendToQueue(replyTo, content, properties);
+      return true;
+    } catch (error) {
+      this.options.logger.warn(
+        { err: (error as Error).message, ...logContext(request) },
+        'could not reply to RPC command',
+      );
+      return false;
+    }
   }
 
   /** Runs the handler and encodes its reply; one log line per command, with its request and account ids. */

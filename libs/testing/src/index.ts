@@ -25,3 +25,4 @@ export * from './otlp-receiver';
 export * from './restartable-gateway';
 export * from './percentile';
 export * from './list-load-stack';
+export * from './reply-address';
