@@ -15,6 +15,7 @@ import { ConversationSearch1765400000001 } from './migrations/1765400000001-conv
 import { AnalyticsSlotUpsert1766600000000 } from './migrations/1766600000000-analytics-slot-upsert';
 import { ConversationErasure1766300000000 } from './migrations/1766300000000-conversation-erasure';
 import { MessageSearchIndex1766700000000 } from './migrations/1766700000000-message-search-index';
+import { SearchFunctionsPlpgsql1767000000000 } from './migrations/1767000000000-search-functions-plpgsql';
 
 export const CONVERSATIONS_SCHEMA = 'conversations';
 
@@ -42,6 +43,7 @@ export function conversationsDataSourceOptions(config: DatabaseSettings): DataSo
       AnalyticsSlotUpsert1766600000000,
       ConversationErasure1766300000000,
       MessageSearchIndex1766700000000,
+      SearchFunctionsPlpgsql1767000000000,
     ],
   } as DataSourceOptions;
 }

@@ -10,6 +10,7 @@ import { conversationsDataSourceOptions, CONVERSATIONS_SCHEMA } from '../src/dat
  */
 export function ownConversationsDatabase(suffix: string): {
   db: Client;
+  url: string;
   open: () => Promise<void>;
   close: () => Promise<void>;
 } {
@@ -17,6 +18,7 @@ export function ownConversationsDatabase(suffix: string): {
   const db = new Client({ connectionString: database.url });
   return {
     db,
+    url: database.url,
     open: async () => {
       await database.create();
       const options = conversationsDataSourceOptions({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 2 });
