@@ -16,6 +16,12 @@ export interface SeedExpressions {
   content?: string;
   /** Without triggers and foreign-key checks (session_replication_role replica): a bulk load that needs no analytics. */
   bulk?: boolean;
+  /**
+   * The `message.sent` events of the newest `events` conversations' messages, published, in the
+   * outbox: the events store of a deployment that has run a while is never empty, and statements
+   * planned against an empty one (generic plans, made once per connection) scan it whole.
+   */
+  events?: number;
 }
 
 export async function seedAccount(
@@ -51,6 +57,7 @@ export async function seedAccount(
         WHERE c.account_id = $1`,
       [accountId, messagesPerConversation],
     );
+    if (sql.events) await seedEvents(db, accountId, sql.events);
     await db.query(
       `INSERT INTO conversations.status_counts (account_id, status, count)
        SELECT account_id, status, count(*) FROM conversations.conversations WHERE account_id = $1 GROUP BY 1, 2
@@ -60,12 +67,47 @@ export async function seedAccount(
     await db.query('COMMIT');
     await db.query('VACUUM ANALYZE conversations.conversations');
     await db.query('VACUUM ANALYZE conversations.messages');
+    if (sql.events) await db.query('VACUUM ANALYZE conversations.outbox');
   } catch (error) {
     await db.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
     await db.end();
   }
+}
+
+/**
+ * Each message of the account's newest `conversations` conversations gets its `message.sent`
+ * event, as the service writes it (outbox.writer.ts, the send statement), published in creation
+ * order; the conversations' event counters follow.
+ */
+async function seedEvents(db: Client, accountId: string, conversations: number): Promise<void> {
+  await db.query(
+    `WITH newest AS (
+         SELECT id FROM conversations.conversations WHERE account_id = $1 ORDER BY created_at DESC LIMIT $2),
+       events AS (
+         SELECT gen_random_uuid() AS event_id, m.*,
+                to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at
+           FROM conversations.messages m JOIN newest ON newest.id = m.conversation_id)
+     INSERT INTO conversations.outbox
+            (event_id, account_id, conversation_id, type, envelope, sequence, created_at, published_at, published_seq)
+     SELECT event_id, account_id, conversation_id, 'message.sent',
+            jsonb_build_object('specversion', '1.0', 'id', event_id, 'source', '/services/conversations',
+              'type', 'message.sent', 'subject', conversation_id, 'time', at, 'datacontenttype', 'application/json',
+              'accountid', account_id, 'sequence', position,
+              'data', jsonb_build_object('conversation_id', conversation_id, 'message', jsonb_build_object(
+                'id', id, 'conversation_id', conversation_id, 'sender', sender, 'content', content, 'created_at', at))),
+            position, created_at, created_at, nextval('conversations.outbox_published_seq')
+       FROM (SELECT * FROM events ORDER BY created_at, position) ordered`,
+    [accountId, conversations],
+  );
+  await db.query(
+    `UPDATE conversations.conversations c SET event_sequence = e.last
+       FROM (SELECT conversation_id, max(sequence) AS last FROM conversations.outbox WHERE account_id = $1
+              GROUP BY conversation_id) e
+      WHERE c.id = e.conversation_id`,
+    [accountId],
+  );
 }
 
 /**

@@ -66,6 +66,8 @@ const VHOST = process.env.BENCH_VHOST ?? 'cms_bench';
 const AMQP_URL = `${(process.env.BENCH_AMQP_BASE_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/$/, '')}/${VHOST}`;
 const DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, `/${DATABASE_NAME}`);
 const conversations = Number(args.conversations);
+/** Whose messages' events a seeded account's outbox holds (100,000 events: seedAccount's `events`). */
+const SEEDED_EVENTS_CONVERSATIONS = 10_000;
 const base = `http://127.0.0.1:${args.port}`;
 const unlimitedBase = `http://127.0.0.1:${Number(args.port) + 1}`;
 
@@ -116,7 +118,7 @@ async function benchSizes(sizes: number[], out: string): Promise<void> {
   for (const [index, size] of sizes.entries()) {
     const { accountId, apiKey } = await createBenchAccount(`bench-${size}`);
     const started = Date.now();
-    await seedAccount(DATABASE_URL, accountId, size, 10, index);
+    await seedAccount(DATABASE_URL, accountId, size, 10, index, { events: SEEDED_EVENTS_CONVERSATIONS });
     console.log(`# seeded ${size} conversations x 10 messages in ${Date.now() - started} ms`);
     accounts.push({ size, load: workloads(apiKey, size, index) });
   }
@@ -322,7 +324,7 @@ async function main(): Promise<void> {
     }
     const { accountId, apiKey } = await createBenchAccount();
     const started = Date.now();
-    await seedAccount(DATABASE_URL, accountId, conversations, 10);
+    await seedAccount(DATABASE_URL, accountId, conversations, 10, 0, { events: SEEDED_EVENTS_CONVERSATIONS });
     console.log(`# seeded ${conversations} conversations x 10 messages in ${Date.now() - started} ms`);
     if (args.prewarm) await settleAfterLoad(DATABASE_URL);
 
