@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { MESSAGE_SENDERS } from '@app/contracts';
+import { messageEventType } from '../services/conversations/src/conversations/message-event-type';
+import { eventEnvelope } from '../services/conversations/src/outbox/outbox.writer';
 
 /**
  * Seeds one account the way bench/baseline does (80% active, 20% closed, N messages each, one
@@ -77,11 +81,16 @@ export async function seedAccount(
 }
 
 /**
- * Each message of the account's newest `conversations` conversations gets its `message.sent`
- * event, as the service writes it (outbox.writer.ts, the send statement), published in creation
- * order; the conversations' event counters follow.
+ * Each message of the account's newest `conversations` conversations gets its event, published in
+ * creation order: the service's envelope of its sender's event type (eventEnvelope,
+ * messageEventType) with each event's id, subject, time and sequence, and the payload the send
+ * statement writes (conversations.sql.ts, appendMessages); the conversations' event counters follow.
  */
 async function seedEvents(db: Client, accountId: string, conversations: number): Promise<void> {
+  const cause = { accountId, requestId: randomUUID() };
+  const envelopes = Object.fromEntries(
+    MESSAGE_SENDERS.map((sender) => [sender, eventEnvelope(cause, '', messageEventType(sender))]),
+  );
   await db.query(
     `WITH newest AS (
          SELECT id FROM conversations.conversations WHERE account_id = $1 ORDER BY created_at DESC LIMIT $2),
@@ -91,15 +100,13 @@ async function seedEvents(db: Client, accountId: string, conversations: number):
            FROM conversations.messages m JOIN newest ON newest.id = m.conversation_id)
      INSERT INTO conversations.outbox
             (event_id, account_id, conversation_id, type, envelope, sequence, created_at, published_at, published_seq)
-     SELECT event_id, account_id, conversation_id, 'message.sent',
-            jsonb_build_object('specversion', '1.0', 'id', event_id, 'source', '/services/conversations',
-              'type', 'message.sent', 'subject', conversation_id, 'time', at, 'datacontenttype', 'application/json',
-              'accountid', account_id, 'sequence', position,
+     SELECT event_id, account_id, conversation_id, $3::jsonb -> sender ->> 'type',
+            ($3::jsonb -> sender) || jsonb_build_object('id', event_id, 'subject', conversation_id, 'time', at, 'sequence', position,
               'data', jsonb_build_object('conversation_id', conversation_id, 'message', jsonb_build_object(
                 'id', id, 'conversation_id', conversation_id, 'sender', sender, 'content', content, 'created_at', at))),
             position, created_at, created_at, nextval('conversations.outbox_published_seq')
        FROM (SELECT * FROM events ORDER BY created_at, position) ordered`,
-    [accountId, conversations],
+    [accountId, conversations, JSON.stringify(envelopes)],
   );
   await db.query(
     `UPDATE conversations.conversations c SET event_sequence = e.last

@@ -9,7 +9,6 @@ import {
   JsonText,
   LeadView,
   MessagePage,
-  MessageSender,
   MessageView,
   NewMessage,
   normalizeTags,
@@ -18,7 +17,7 @@ import {
 } from '@app/contracts';
 import { CommandLog } from '@app/database';
 import { DomainError } from '@app/errors';
-import { type EventCause, OutboxWriter } from '../outbox/outbox.writer';
+import { type EventCause, eventEnvelope, OutboxWriter } from '../outbox/outbox.writer';
 import { toConversationView } from './conversation-row';
 import {
   ConversationsRepository,
@@ -30,10 +29,7 @@ import { checkTagEdits } from './tag-edits';
 import { ConversationReader } from './conversation-reader';
 import { MessageAppender } from './message-appender';
 import { transitionEvent } from './status-transitions';
-
-/** Visitors' messages are `message.received` (a public event); everyone else's `message.sent`. */
-const messageEventType = (sender: MessageSender) =>
-  sender === 'visitor' ? 'message.received' : 'message.sent';
+import { messageEventType } from './message-event-type';
 
 /** Above any message's position (an int4 column): where a newest-first read starts. */
 const MAX_POSITION = 2_147_483_647;
@@ -279,7 +275,7 @@ export class ConversationsService {
     conversationId: string,
     { sender, content }: NewMessage,
   ): Omit<MessageAppend, 'command'> {
-    const envelope = this.outbox.envelope(cause, conversationId, messageEventType(sender));
+    const envelope = eventEnvelope(cause, conversationId, messageEventType(sender));
     return {
       accountId: cause.accountId,
       conversationId,

@@ -51,7 +51,7 @@ export class OutboxWriter {
     data: DomainEventData[T],
   ): Promise<CloudEvent<T>> {
     const envelope: CloudEvent<T> = {
-      ...this.envelope(cause, conversation.id, type),
+      ...eventEnvelope(cause, conversation.id, type),
       sequence: conversation.event_sequence,
       data,
     };
@@ -66,28 +66,28 @@ export class OutboxWriter {
     ]);
     return envelope;
   }
+}
 
-  /**
-   * A new event's envelope without its sequence and data (for statements that add them themselves).
-   * It carries the command's trace context as `traceparent` when tracing is on.
-   */
-  envelope<T extends DomainEventType>(
-    { accountId, requestId, trace }: EventCause,
-    conversationId: string,
-    type: T,
-  ): Omit<CloudEvent<T>, 'sequence' | 'data'> {
-    const traceparent = trace && traceHeaders(trace).traceparent;
-    return {
-      specversion: '1.0',
-      id: randomUUID(),
-      source: CLOUDEVENTS_SOURCE,
-      type,
-      time: new Date().toISOString(),
-      subject: conversationId,
-      datacontenttype: 'application/json',
-      accountid: accountId,
-      ...(requestId && { requestid: requestId }),
-      ...(traceparent && { traceparent }),
-    };
-  }
+/**
+ * A new event's envelope without its sequence and data (for statements that add them themselves).
+ * It carries the command's trace context as `traceparent` when tracing is on.
+ */
+export function eventEnvelope<T extends DomainEventType>(
+  { accountId, requestId, trace }: EventCause,
+  conversationId: string,
+  type: T,
+): Omit<CloudEvent<T>, 'sequence' | 'data'> {
+  const traceparent = trace && traceHeaders(trace).traceparent;
+  return {
+    specversion: '1.0',
+    id: randomUUID(),
+    source: CLOUDEVENTS_SOURCE,
+    type,
+    time: new Date().toISOString(),
+    subject: conversationId,
+    datacontenttype: 'application/json',
+    accountid: accountId,
+    ...(requestId && { requestid: requestId }),
+    ...(traceparent && { traceparent }),
+  };
 }
