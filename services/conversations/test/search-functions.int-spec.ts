@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { SearchFunctionsPlpgsql1767000000000 } from '../src/migrations/1767000000000-search-functions-plpgsql';
 import { conversationsDataSourceOptions } from '../src/data-source';
@@ -22,14 +23,17 @@ describe('search functions in PL/pgSQL', () => {
           ORDER BY p.proname`,
       )
     ).rows;
+  const conversation = randomUUID();
   /** What each function returns for text with diacritics, a hyphen, an email and a quote. */
   const results = async () =>
     (
       await db.query(
         `SELECT conversations.words_of('Żółw-Zamówienie ĄĘ') AS words,
                 conversations.detail_search_words('Paczka 1001', 'Łucja', 'lucja@example.pl') AS details,
+                conversations.conversation_search_words($1, 'Paczka', NULL, NULL) AS conversation,
                 conversations.search_query('żółw it''s a', 2)::text AS query,
                 conversations.search_driver('zolw:* & zamowienie:*'::tsquery)::text AS driver`,
+        [conversation],
       )
     ).rows[0];
   /** Runs the migration's `up` or `down` in a transaction of its own, as the migration runner does. */
@@ -49,6 +53,19 @@ describe('search functions in PL/pgSQL', () => {
 
   beforeAll(async () => {
     await open();
+    // A conversation whose words include its messages' (conversation_search_words reads them).
+    const account = randomUUID();
+    await db.query(
+      `INSERT INTO conversations.conversations (id, account_id, status, metadata, created_at, updated_at, message_count)
+       VALUES ($1, $2, 'active', '{}', now(), now(), 2)`,
+      [conversation, account],
+    );
+    await db.query(
+      `INSERT INTO conversations.messages (id, conversation_id, account_id, position, sender, content, created_at)
+       SELECT gen_random_uuid(), $1, $2, k, 'visitor', content, now()
+         FROM (VALUES (1, 'Dzień dobry'), (2, 'Gdzie jest żółw?')) AS m(k, content)`,
+      [conversation, account],
+    );
     dataSource = await new DataSource(
       conversationsDataSourceOptions({ DATABASE_URL: url, DATABASE_POOL_SIZE: 1 }),
     ).initialize();
@@ -68,6 +85,7 @@ describe('search functions in PL/pgSQL', () => {
     expect(migrated).toEqual({
       words: `'ae' 'zamowienie' 'zolw'`,
       details: `'1001' 'example.pl' 'lucja' 'lucja@example.pl' 'paczka'`,
+      conversation: `'dobry' 'dzien' 'gdzie' 'jest' 'paczka' 'zolw'`,
       query: `'it':* & 'zolw':*`,
       driver: `'zamowienie':*`,
     });

@@ -38,7 +38,7 @@ export class SearchFunctionsPlpgsql1767000000000 implements MigrationInterface {
     await withQualifiedNames(db, async () => {
       for (const signature of FUNCTIONS) {
         const { definition, body } = await functionDefinition(db, signature);
-        if (!body) continue; // converted by an earlier, interrupted run
+        if (!body) continue; // already PL/pgSQL
         await db.query(
           definition.slice(0, definition.indexOf(body)).replace(' LANGUAGE sql\n', ' LANGUAGE plpgsql\n') +
             toPlpgsql(body),
