@@ -5,12 +5,15 @@ import path from 'node:path';
  * Medians of the rounds bench/compare.sh ran: for list, get and send, the stack's CPU per
  * request, throughput and p99 against the baseline's `broker` variant, as ratios with the
  * targets in BENCHMARKS.md, "Request path against the baseline" (CPU <= 1.25x, throughput
- * >= 0.8x, p99 <= 1.25x).
+ * >= 0.8x, p99 <= 1.25x); then each endpoint's CPU per request process by process, side by side,
+ * which is where a gap is looked for.
  */
 interface Row {
   rps: number;
   p99: number;
   microsPerRequest: number;
+  /** CPU per request of each process, under the names of PROCESSES. */
+  byProcess: Record<string, number>;
 }
 
 const median = (values: number[]) => {
@@ -31,13 +34,21 @@ interface ReportLine {
   rps: number;
   p99: number;
   cpu_cores: Record<string, number | undefined>;
-  cpuMicros: { total: number };
+  cpuMicros: Record<string, number> & { total: number };
 }
 
 const dir = process.argv[2];
 const files = readdirSync(dir);
 const ENDPOINTS = { list: 'list', get: 'get', send: 'post' } as const;
 const SERVER_GROUPS = ['server', 'gateway', 'worker', 'postgres', 'rabbitmq', 'redis'];
+/** The processes that do the same job on both sides: [name in the report, baseline's, stack's]. */
+const PROCESSES = [
+  ['gateway', 'gateway', 'gateway'],
+  ['worker/service', 'worker', 'conversations'],
+  ['postgres', 'postgres', 'postgres'],
+  ['rabbitmq', 'rabbitmq', 'rabbitmq'],
+  ['redis', 'redis', 'redis'],
+] as const;
 
 const baseline: Record<string, Row[]> = {};
 const stack: Record<string, Row[]> = {};
@@ -49,13 +60,21 @@ for (const file of files.filter((name) => name.startsWith('baseline-') && name.e
       rps: row.rps,
       p99: row.p99,
       microsPerRequest: (cores / row.rps) * 1e6,
+      byProcess: Object.fromEntries(
+        PROCESSES.map(([name, theirs]) => [name, ((row.cpu_cores[theirs] ?? 0) / row.rps) * 1e6]),
+      ),
     });
   }
 }
 for (const file of files.filter((name) => name.startsWith('stack-') && name.endsWith('.jsonl'))) {
   for (const row of lines(path.join(dir, file))) {
     const endpoint = row.label.replace('stack/', '');
-    (stack[endpoint] ??= []).push({ rps: row.rps, p99: row.p99, microsPerRequest: row.cpuMicros.total });
+    (stack[endpoint] ??= []).push({
+      rps: row.rps,
+      p99: row.p99,
+      microsPerRequest: row.cpuMicros.total,
+      byProcess: Object.fromEntries(PROCESSES.map(([name, , ours]) => [name, row.cpuMicros[ours] ?? 0])),
+    });
   }
 }
 
@@ -63,11 +82,13 @@ console.log(`\n${dir}: medians of ${stack.get?.length ?? 0} rounds (us/req: serv
 console.log(
   'endpoint | baseline us/req | stack us/req | CPU ratio (<= 1.25) | req/s ratio (>= 0.8) | p99 ms base/stack | p99 ratio (<= 1.25)',
 );
+const m = (rows: Row[], key: Exclude<keyof Row, 'byProcess'>) => median(rows.map((row) => row[key]));
+const byProcess = (rows: Row[], name: string) => Math.round(median(rows.map((row) => row.byProcess[name])));
+
 for (const [ours, theirs] of Object.entries(ENDPOINTS)) {
   const b = baseline[theirs];
   const s = stack[ours];
   if (!b || !s) continue;
-  const m = (rows: Row[], key: keyof Row) => median(rows.map((row) => row[key]));
   const cell = (value: number) => value.toFixed(2);
   console.log(
     [
@@ -80,4 +101,17 @@ for (const [ours, theirs] of Object.entries(ENDPOINTS)) {
       cell(m(s, 'p99') / m(b, 'p99')),
     ].join(' | '),
   );
+}
+
+console.log('\nby process, medians of the rounds (us/req, baseline/stack: difference)');
+console.log(['endpoint', ...PROCESSES.map(([name]) => name)].join(' | '));
+for (const [ours, theirs] of Object.entries(ENDPOINTS)) {
+  const b = baseline[theirs];
+  const s = stack[ours];
+  if (!b || !s) continue;
+  const cells = PROCESSES.map(([name]) => {
+    const [base, stackMicros] = [byProcess(b, name), byProcess(s, name)];
+    return `${base}/${stackMicros}: ${stackMicros - base >= 0 ? '+' : ''}${stackMicros - base}`;
+  });
+  console.log([ours, ...cells].join(' | '));
 }
