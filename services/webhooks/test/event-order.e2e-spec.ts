@@ -95,6 +95,10 @@ describe('webhook event order and types', () => {
     const fillers = 2 * stack.webhooksConfig().WEBHOOK_CONCURRENCY_PER_ENDPOINT;
     for (let i = 0; i < fillers; i++) await owner.api.post('/v1/conversations', { subject: 'filler' });
     await target.waitFor(fillers / 2);
+    // The endpoint counts as full only once every filler is claimed: a fan-out batch checks it
+    // once for all its rows, so one holding the last filler and a new conversation's first event
+    // would claim both.
+    await eventually(async () => (await deliveries('lease_owner IS NOT NULL'))[0].n === fillers);
     const started = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         owner.api.post('/v1/conversations', { message: { sender: 'visitor', content: `hello ${i}` } }),
