@@ -84,15 +84,16 @@ console.log(
 );
 const m = (rows: Row[], key: Exclude<keyof Row, 'byProcess'>) => median(rows.map((row) => row[key]));
 const byProcess = (rows: Row[], name: string) => Math.round(median(rows.map((row) => row.byProcess[name])));
+/** The endpoints both sides measured: our name, the baseline's rows, ours. */
+const compared = Object.entries(ENDPOINTS).flatMap(([ours, theirs]) =>
+  baseline[theirs] && stack[ours] ? [{ endpoint: ours, b: baseline[theirs], s: stack[ours] }] : [],
+);
 
-for (const [ours, theirs] of Object.entries(ENDPOINTS)) {
-  const b = baseline[theirs];
-  const s = stack[ours];
-  if (!b || !s) continue;
+for (const { endpoint, b, s } of compared) {
   const cell = (value: number) => value.toFixed(2);
   console.log(
     [
-      ours,
+      endpoint,
       Math.round(m(b, 'microsPerRequest')),
       Math.round(m(s, 'microsPerRequest')),
       cell(m(s, 'microsPerRequest') / m(b, 'microsPerRequest')),
@@ -105,13 +106,10 @@ for (const [ours, theirs] of Object.entries(ENDPOINTS)) {
 
 console.log('\nby process, medians of the rounds (us/req, baseline/stack: difference)');
 console.log(['endpoint', ...PROCESSES.map(([name]) => name)].join(' | '));
-for (const [ours, theirs] of Object.entries(ENDPOINTS)) {
-  const b = baseline[theirs];
-  const s = stack[ours];
-  if (!b || !s) continue;
+for (const { endpoint, b, s } of compared) {
   const cells = PROCESSES.map(([name]) => {
-    const [base, stackMicros] = [byProcess(b, name), byProcess(s, name)];
-    return `${base}/${stackMicros}: ${stackMicros - base >= 0 ? '+' : ''}${stackMicros - base}`;
+    const [base, ours] = [byProcess(b, name), byProcess(s, name)];
+    return `${base}/${ours}: ${ours - base >= 0 ? '+' : ''}${ours - base}`;
   });
-  console.log([ours, ...cells].join(' | '));
+  console.log([endpoint, ...cells].join(' | '));
 }

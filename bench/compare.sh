@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm run bench:compare`: the baseline's `broker` variant and `npm run bench` (list, get, send),
 # alternating ROUNDS times in one sitting, each on its own database and RabbitMQ vhost, then the
-# medians side by side (CPU per request, throughput, p99). Knobs: ROUNDS=3 DURATION=15 WARMUP=5
-# BASELINE_DIR=bench/baseline. Takes about 3 minutes per round on 2 cores.
+# medians side by side (CPU per request, throughput, p99), then CPU per request by process.
+# Knobs: ROUNDS=3 DURATION=15 WARMUP=5 BASELINE_DIR=bench/baseline. Takes about 3 minutes per
+# round on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
