@@ -148,7 +148,11 @@ export class Dispatcher {
     return this.config.WEBHOOK_MAX_IN_FLIGHT * 2;
   }
 
-  /** Subscriptions with enough work here already: two rounds of their concurrency. */
+  /**
+   * Subscriptions with enough work here already: two rounds of their concurrency. A soft bound:
+   * it is read once per claiming statement, so one statement (a fan-out batch, a claim) can take
+   * a subscription past it by what that statement claims for it.
+   */
   private saturated(): string[] {
     const limit = this.config.WEBHOOK_CONCURRENCY_PER_ENDPOINT * 2;
     const full: string[] = [];
